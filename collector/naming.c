@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Names for lock addresses, from /proc/PID/maps. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include "internal.h"
+#include "futex.h"
+
+int lt_parse_maps_line(const char *line, struct lt_vma *vma)
+{
+	unsigned long long start, end, pgoff;
+	char perms[5];
+	int pos = 0;
+	size_t n;
+	const char *path;
+
+	if (sscanf(line, "%llx-%llx %4s %llx %*s %*u%n", &start, &end, perms,
+		   &pgoff, &pos) < 4 ||
+	    !pos)
+		return -1;
+	vma->start = start;
+	vma->end = end;
+	vma->pgoff = pgoff;
+	memcpy(vma->perms, perms, sizeof(vma->perms));
+	path = line + pos;
+	while (*path == ' ' || *path == '\t')
+		path++;
+	n = strcspn(path, "\n");
+	if (n >= sizeof(vma->path))
+		n = sizeof(vma->path) - 1;
+	memcpy(vma->path, path, n);
+	vma->path[n] = '\0';
+	return 0;
+}
+
+void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
+		     size_t len)
+{
+	const char *path, *base;
+	char clean[256];
+	size_t n;
+
+	if (!vma || !vma->path[0]) {
+		snprintf(buf, len, "0x%" PRIx64, addr);
+		return;
+	}
+	path = vma->path;
+	if (path[0] == '[') {
+		/* [heap], [stack]: the offset from the mapping's start */
+		snprintf(buf, len, "%s+0x%" PRIx64, path, addr - vma->start);
+		return;
+	}
+	n = strlen(path);
+	if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
+		n -= 10;
+	if (n >= sizeof(clean))
+		n = sizeof(clean) - 1;
+	memcpy(clean, path, n);
+	clean[n] = '\0';
+	/*
+	 * A private mapping is a program or library image: its base name
+	 * says enough. A shared one is data that people know by its path.
+	 */
+	base = clean;
+	if (vma->perms[3] == 'p' && strrchr(clean, '/'))
+		base = strrchr(clean, '/') + 1;
+	snprintf(buf, len, "%s+0x%" PRIx64, base,
+		 addr - vma->start + vma->pgoff);
+}
+
+bool lt_name_where(const struct lt_futex_where *w, uint64_t addr, char *buf,
+		   size_t len)
+{
+	if (w->flags & LT_VMA_FILE) {
+		if (w->flags & LT_VMA_SHARED)
+			return false;
+		snprintf(buf, len, "%s+0x%llx", w->file,
+			 (unsigned long long)w->offset);
+	} else if (w->flags & (LT_VMA_HEAP | LT_VMA_STACK)) {
+		snprintf(buf, len, "%s+0x%" PRIx64,
+			 w->flags & LT_VMA_HEAP ? "[heap]" : "[stack]",
+			 addr - (uint64_t)w->vm_start);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, addr);
+	}
+	return true;
+}
+
+static int cmp_vma(const void *a, const void *b)
+{
+	const struct lt_vma *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int lt_vmas_load(pid_t pid, struct lt_vmas *out)
+{
+	char path[64], line[512];
+	struct lt_vma *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	out->pid = pid;
+	out->v = NULL;
+	out->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				fclose(f);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		if (!lt_parse_maps_line(line, &v[n]))
+			n++;
+	}
+	fclose(f);
+	qsort(v, n, sizeof(*v), cmp_vma);
+	out->v = v;
+	out->n = n;
+	return 0;
+}
+
+const struct lt_vma *lt_vmas_find(const struct lt_vmas *vmas, uint64_t addr)
+{
+	size_t lo = 0, hi = vmas->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct lt_vma *m = &vmas->v[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+void lt_vmas_free(struct lt_vmas *vmas)
+{
+	free(vmas->v);
+	vmas->v = NULL;
+	vmas->n = 0;
+}

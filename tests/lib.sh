@@ -1,0 +1,34 @@
+# Shared by the shell tests. Source it; it sets -eu.
+set -eu
+
+# A test that cannot run exits 77 (skip), unless LOCKTOP_REQUIRE_BPF=1,
+# where not being able to run is itself a failure.
+skip() {
+	if [ "${LOCKTOP_REQUIRE_BPF:-0}" = 1 ]; then
+		echo "FAIL: cannot run: $* (LOCKTOP_REQUIRE_BPF=1)" >&2
+		exit 1
+	fi
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+require_bpf() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
+	[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF"
+	command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] ||
+		skip "bpftool is not installed"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# Names of the locktop programs currently loaded in the kernel.
+our_progs() {
+	/usr/sbin/bpftool prog list 2>/dev/null |
+		grep -oE 'name lt_[a-z_]+' | sort -u || true
+}
+
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/locktop-test.XXXXXX")
+trap 'rm -rf "$tmpdir"' EXIT
