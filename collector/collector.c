@@ -49,6 +49,7 @@ struct lt_collector {
 	struct lt_futex_key *keys; /* batch read buffers */
 	struct lt_futex_stat *values;
 	uint64_t drops_raw;
+	uint64_t next_id;
 	struct lt_snapshot snap;
 
 	struct lt_vmas vma_cache[MAX_VMA_CACHE];
@@ -235,6 +236,9 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_futex_key *key)
 	l->kind = key->class == LT_CLASS_LOCK ? LT_KIND_FUTEX :
 						LT_KIND_FUTEX_COND;
 	l->address = key->uaddr;
+	l->id = ++c->next_id;
+	snprintf(l->key, sizeof(l->key), "pid:%u:0x%llx", key->tgid,
+		 (unsigned long long)key->uaddr);
 	l->pids = &s->pid;
 	l->n_pids = 1;
 	read_comm(c, s->pid, l->comm);
@@ -278,8 +282,8 @@ static void merge_entry(struct lt_collector *c, size_t i,
 	l->delta.waits = diff(waits, s->raw_waits);
 	l->delta.wait_ns = diff(wait_ns, s->raw_wait_ns);
 	for (b = 0; b < LT_HIST_SLOTS; b++) {
-		l->delta.hist[b] = diff(hist[b], s->raw_hist[b]);
-		l->total.hist[b] += l->delta.hist[b];
+		l->delta.wait_hist[b] = diff(hist[b], s->raw_hist[b]);
+		l->total.wait_hist[b] += l->delta.wait_hist[b];
 	}
 	l->delta.max_wait_ns = l->delta.waits ? max_now : 0;
 	l->total.waits += l->delta.waits;
@@ -415,6 +419,11 @@ int lt_collector_wait(struct lt_collector *c, int fd)
 		if (ret < 0 && errno != EINTR)
 			return -errno;
 	}
+}
+
+void lt_collector_set_interval(struct lt_collector *c, unsigned int ms)
+{
+	c->interval_ms = ms ? ms : 1000;
 }
 
 static int add_traced(struct lt_collector *c, pid_t pid, char *err,

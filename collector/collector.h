@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The locktop collector: loads and attaches the probes, reads their maps
- * once per interval and hands out one snapshot type to every consumer.
+ * once per interval and hands out one snapshot type to every consumer:
+ * the screen, batch and JSON output, the PCP agent and recordings.
+ *
+ * Every figure comes twice: `total` since the collector opened, and
+ * `delta` for the last interval. A figure a probe does not measure yet
+ * stays 0.
  */
 #ifndef LOCKTOP_COLLECTOR_H
 #define LOCKTOP_COLLECTOR_H
@@ -11,53 +16,161 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define LT_HIST_BUCKETS \
-	40 /* log2(ns); bucket i counts waits in [2^i, 2^(i+1)) */
+#define LT_HIST_BUCKETS 40 /* log2(ns); bucket i counts [2^i, 2^(i+1)) */
 #define LT_NAME_LEN 160
 #define LT_COMM_SIZE 16
+#define LT_TOP_PARTIES 4 /* holders and waiters kept per lock */
+#define LT_CYCLE_MAX 8 /* members of one reported deadlock */
 
 enum lt_kind {
 	LT_KIND_FUTEX = 0, /* a futex used as a lock */
+	LT_KIND_FUTEX_PI, /* a priority-inheritance futex */
+	LT_KIND_FCNTL, /* POSIX byte-range lock (F_SETLK/F_SETLKW) */
+	LT_KIND_OFD, /* open-file-description lock (F_OFD_SETLK*) */
+	LT_KIND_FLOCK, /* flock(2) */
+	LT_KIND_KERNEL, /* kernel-internal lock contention */
+	LT_KIND_SPIN, /* user spinning, seen by sampling */
 	LT_KIND_FUTEX_COND, /* condition variables, semaphores, joins */
 	LT_KIND_NR,
 };
 
 const char *lt_kind_name(enum lt_kind kind);
-/* A lock kind that the default views rank (not an event wait). */
+/* Parses a name lt_kind_name() gives; returns -1 for an unknown one. */
+int lt_kind_parse(const char *name);
+/* A kind that the default views rank (not an event wait). */
 bool lt_kind_is_lock(enum lt_kind kind);
 
 struct lt_figures {
-	uint64_t waits;
+	uint64_t waits; /* blocking waits that ended */
 	uint64_t wait_ns;
 	uint64_t max_wait_ns;
-	uint64_t hist[LT_HIST_BUCKETS];
+	uint64_t acquires; /* successful acquisitions (file locks) */
+	uint64_t contended; /* acquisitions that met a conflict */
+	uint64_t trylock_failures; /* non-blocking attempts refused */
+	uint64_t hold_ns; /* grant to release */
+	uint64_t max_hold_ns;
+	uint64_t io_under_lock_ns; /* pread/pwrite time while held */
+	uint64_t wakes; /* wake calls on this lock */
+	uint64_t timeouts; /* waits that ended in ETIMEDOUT */
+	uint64_t interrupted; /* EINTR */
+	uint64_t value_changed; /* EAGAIN: the word moved before sleeping */
+	uint64_t owner_died; /* EOWNERDEAD or FUTEX_OWNER_DIED */
+	uint64_t wait_hist[LT_HIST_BUCKETS];
+	uint64_t hold_hist[LT_HIST_BUCKETS];
+};
+
+/* A process on one side of a lock: who held it, or who waited. */
+struct lt_party {
+	pid_t pid;
+	char comm[LT_COMM_SIZE];
+	uint64_t count; /* waits (waiter) or times seen holding */
+	uint64_t ns; /* wait time it suffered or caused */
 };
 
 struct lt_lock {
-	char name[LT_NAME_LEN]; /* for people: mapping+offset, or the address */
+	uint64_t id; /* stable for the collector's life */
+	char name[LT_NAME_LEN]; /* for people: path+offset, symbol, address */
+	char key[LT_NAME_LEN]; /* identity across runs, for diffs */
 	enum lt_kind kind;
-	uint64_t address; /* the futex's user address in its process */
+	uint64_t address; /* futex user address in its first process */
+	uint64_t dev, ino; /* backing file of a shared lock, or 0 */
+	uint64_t start, end; /* offset, or byte range of a file lock */
 	const pid_t *pids; /* processes that waited on it */
 	size_t n_pids;
-	char comm[LT_COMM_SIZE]; /* name of the first waiting process */
-	struct lt_figures total; /* since the collector opened */
-	struct lt_figures delta; /* during the last interval */
+	char comm[LT_COMM_SIZE]; /* the first waiting process */
+	unsigned int waiters_now; /* blocked on it at the read */
+	pid_t holder; /* last known holder, 0 if unknown */
+	char holder_comm[LT_COMM_SIZE];
+	struct lt_party holders[LT_TOP_PARTIES]; /* most blocking first */
+	size_t n_holders;
+	struct lt_party waiters[LT_TOP_PARTIES]; /* most waiting first */
+	size_t n_waiters;
+	const char *stack; /* first waiter's stack, lines; NULL if none */
+	struct lt_figures total;
+	struct lt_figures delta;
+};
+
+struct lt_proc_figures {
+	uint64_t waits;
+	uint64_t wait_ns;
+	uint64_t io_count;
+	uint64_t io_ns;
+};
+
+struct lt_proc {
+	pid_t pid;
+	char comm[LT_COMM_SIZE];
+	uint64_t top_lock; /* lt_lock.id it waited on most, 0 if none */
+	struct lt_proc_figures total;
+	struct lt_proc_figures delta;
+};
+
+struct lt_file_figures {
+	uint64_t reads, writes;
+	uint64_t read_bytes, write_bytes;
+	uint64_t io_ns;
+	uint64_t io_under_lock_ns;
+	uint64_t io_hist[LT_HIST_BUCKETS];
+};
+
+struct lt_file {
+	char name[LT_NAME_LEN];
+	uint64_t dev, ino;
+	struct lt_file_figures total;
+	struct lt_file_figures delta;
+};
+
+/* The probes' own cost, from the kernel's BPF statistics. */
+struct lt_probe_cost {
+	char name[32];
+	uint64_t run_cnt; /* total */
+	uint64_t run_ns;
+	uint64_t delta_cnt; /* during the interval */
+	uint64_t delta_ns;
+};
+
+/* A cycle in the wait-for graph: each member waits on the next. */
+struct lt_deadlock {
+	size_t n;
+	pid_t pids[LT_CYCLE_MAX];
+	char comms[LT_CYCLE_MAX][LT_COMM_SIZE];
+	uint64_t locks[LT_CYCLE_MAX]; /* lt_lock.id member i waits on */
+};
+
+struct lt_kind_figures {
+	uint64_t waits;
+	uint64_t wait_ns;
 };
 
 struct lt_snapshot {
 	double time; /* wall clock, seconds since the epoch */
 	double interval_s; /* length of the interval that delta covers */
 	double elapsed_s; /* since the collector opened */
-	uint64_t drops_total; /* waits that could not be counted */
+	uint64_t drops_total; /* events that could not be counted */
 	uint64_t drops_delta;
+	uint64_t events_total; /* probe runs, all probes */
+	uint64_t events_delta;
+	double cpu_percent; /* probes' CPU over the interval, % of a core */
+	struct lt_kind_figures kind_total[LT_KIND_NR];
+	struct lt_kind_figures kind_delta[LT_KIND_NR];
+	uint64_t io_hist_delta[LT_HIST_BUCKETS]; /* all pread/pwrite */
 	size_t n_locks;
 	const struct lt_lock *locks; /* valid until the next read or close */
+	size_t n_procs;
+	const struct lt_proc *procs;
+	size_t n_files;
+	const struct lt_file *files;
+	size_t n_probes;
+	const struct lt_probe_cost *probes;
+	size_t n_deadlocks;
+	const struct lt_deadlock *deadlocks;
 };
 
 struct lt_options {
 	const pid_t *pids; /* trace these and their children; none: all */
 	size_t n_pids;
 	unsigned int interval_ms; /* for lt_collector_wait(); 0 means 1000 */
+	bool stacks; /* record the user stack of contended waits */
 	bool verbose; /* route libbpf's debug output to stderr */
 };
 
@@ -80,13 +193,27 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap);
  */
 int lt_collector_wait(struct lt_collector *c, int fd);
 
-/* Detaches every probe and frees everything. NULL is fine. */
+/* Changes the interval from the next boundary on. */
+void lt_collector_set_interval(struct lt_collector *c, unsigned int ms);
+
+/* Detaches every probe, restores what it changed, frees everything. */
 void lt_collector_close(struct lt_collector *c);
+
+/*
+ * The n locks with the largest wait time (delta or total) among those
+ * for which filter (NULL: lock kinds only) is true, worst first, into
+ * out (room for n). *other receives the sum of the rest. Returns how
+ * many were written.
+ */
+size_t lt_snapshot_top(const struct lt_snapshot *s, bool totals, size_t n,
+		       bool (*filter)(const struct lt_lock *l, void *arg),
+		       void *arg, const struct lt_lock **out,
+		       struct lt_figures *other);
 
 /* Human form of a duration in ns, e.g. "812.3ms", into buf. */
 const char *lt_format_ns(uint64_t ns, char *buf, size_t len);
 
-/* The value below which the given fraction of a histogram's waits fall. */
+/* The value below which the given fraction of a histogram's counts fall. */
 uint64_t lt_hist_quantile(const uint64_t *hist, size_t buckets, double q);
 
 #endif /* LOCKTOP_COLLECTOR_H */

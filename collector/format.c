@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Small pure helpers for every consumer of snapshots. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "collector.h"
 
 static const char *const kind_names[LT_KIND_NR] = {
-	[LT_KIND_FUTEX] = "futex",
-	[LT_KIND_FUTEX_COND] = "futex-cond",
+	[LT_KIND_FUTEX] = "futex", [LT_KIND_FUTEX_PI] = "futex-pi",
+	[LT_KIND_FCNTL] = "fcntl", [LT_KIND_OFD] = "ofd",
+	[LT_KIND_FLOCK] = "flock", [LT_KIND_KERNEL] = "kernel",
+	[LT_KIND_SPIN] = "spin",   [LT_KIND_FUTEX_COND] = "futex-cond",
 };
 
 const char *lt_kind_name(enum lt_kind kind)
@@ -13,6 +17,16 @@ const char *lt_kind_name(enum lt_kind kind)
 	if ((unsigned int)kind >= LT_KIND_NR)
 		return "?";
 	return kind_names[kind];
+}
+
+int lt_kind_parse(const char *name)
+{
+	int k;
+
+	for (k = 0; k < LT_KIND_NR; k++)
+		if (!strcmp(name, kind_names[k]))
+			return k;
+	return -1;
 }
 
 bool lt_kind_is_lock(enum lt_kind kind)
@@ -52,4 +66,91 @@ uint64_t lt_hist_quantile(const uint64_t *hist, size_t buckets, double q)
 			return i >= 63 ? UINT64_MAX : (2ULL << i) - 1;
 	}
 	return UINT64_MAX;
+}
+
+struct top_ctx {
+	bool (*filter)(const struct lt_lock *l, void *arg);
+	void *arg;
+};
+
+static bool default_filter(const struct lt_lock *l, void *arg)
+{
+	(void)arg;
+	return lt_kind_is_lock(l->kind);
+}
+
+static void add_figures(struct lt_figures *to, const struct lt_figures *f)
+{
+	size_t b;
+
+	to->waits += f->waits;
+	to->wait_ns += f->wait_ns;
+	if (f->max_wait_ns > to->max_wait_ns)
+		to->max_wait_ns = f->max_wait_ns;
+	to->acquires += f->acquires;
+	to->contended += f->contended;
+	to->trylock_failures += f->trylock_failures;
+	to->hold_ns += f->hold_ns;
+	if (f->max_hold_ns > to->max_hold_ns)
+		to->max_hold_ns = f->max_hold_ns;
+	to->io_under_lock_ns += f->io_under_lock_ns;
+	to->wakes += f->wakes;
+	to->timeouts += f->timeouts;
+	to->interrupted += f->interrupted;
+	to->value_changed += f->value_changed;
+	to->owner_died += f->owner_died;
+	for (b = 0; b < LT_HIST_BUCKETS; b++) {
+		to->wait_hist[b] += f->wait_hist[b];
+		to->hold_hist[b] += f->hold_hist[b];
+	}
+}
+
+static bool worse(const struct lt_lock *a, const struct lt_lock *b, bool totals)
+{
+	const struct lt_figures *x = totals ? &a->total : &a->delta;
+	const struct lt_figures *y = totals ? &b->total : &b->delta;
+
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns > y->wait_ns;
+	if (x->waits != y->waits)
+		return x->waits > y->waits;
+	return a->id < b->id;
+}
+
+size_t lt_snapshot_top(const struct lt_snapshot *s, bool totals, size_t n,
+		       bool (*filter)(const struct lt_lock *l, void *arg),
+		       void *arg, const struct lt_lock **out,
+		       struct lt_figures *other)
+{
+	size_t i, k = 0, j;
+
+	if (!filter)
+		filter = default_filter;
+	if (other)
+		memset(other, 0, sizeof(*other));
+	/* Insertion into a bounded sorted list: n is small, locks many. */
+	for (i = 0; i < s->n_locks; i++) {
+		const struct lt_lock *l = &s->locks[i], *spill = NULL;
+
+		if (!filter(l, arg))
+			continue;
+		if (k == n) {
+			if (!n || !worse(l, out[n - 1], totals)) {
+				spill = l;
+			} else {
+				spill = out[n - 1];
+				k--;
+			}
+		}
+		if (spill != l) {
+			for (j = k; j > 0 && worse(l, out[j - 1], totals); j--)
+				out[j] = out[j - 1];
+			out[j] = l;
+			k++;
+		}
+		if (spill && other)
+			add_figures(other,
+				    totals ? &spill->total : &spill->delta);
+	}
+	return k;
 }

@@ -137,9 +137,54 @@ static void test_kinds(void **state)
 	(void)state;
 	assert_string_equal(lt_kind_name(LT_KIND_FUTEX), "futex");
 	assert_string_equal(lt_kind_name(LT_KIND_FUTEX_COND), "futex-cond");
+	assert_string_equal(lt_kind_name(LT_KIND_FUTEX_PI), "futex-pi");
+	assert_string_equal(lt_kind_name(LT_KIND_OFD), "ofd");
 	assert_string_equal(lt_kind_name(LT_KIND_NR), "?");
+	assert_int_equal(lt_kind_parse("flock"), LT_KIND_FLOCK);
+	assert_int_equal(lt_kind_parse("futex-cond"), LT_KIND_FUTEX_COND);
+	assert_int_equal(lt_kind_parse("nonsense"), -1);
 	assert_true(lt_kind_is_lock(LT_KIND_FUTEX));
 	assert_false(lt_kind_is_lock(LT_KIND_FUTEX_COND));
+}
+
+static bool everything(const struct lt_lock *l, void *arg)
+{
+	(void)l;
+	(void)arg;
+	return true;
+}
+
+static void test_top(void **state)
+{
+	struct lt_lock locks[6] = { 0 };
+	struct lt_snapshot s = { .n_locks = 6, .locks = locks };
+	const struct lt_lock *out[10];
+	struct lt_figures other;
+	uint64_t ns[6] = { 50, 10, 70, 30, 20, 60 };
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		locks[i].id = i + 1;
+		locks[i].kind = LT_KIND_FUTEX;
+		locks[i].delta.waits = 1;
+		locks[i].delta.wait_ns = ns[i];
+	}
+	locks[2].kind = LT_KIND_FUTEX_COND; /* 70: hidden by default */
+
+	n = lt_snapshot_top(&s, false, 3, NULL, NULL, out, &other);
+	assert_int_equal(n, 3);
+	assert_true(out[0]->delta.wait_ns == 60);
+	assert_true(out[1]->delta.wait_ns == 50);
+	assert_true(out[2]->delta.wait_ns == 30);
+	assert_true(other.wait_ns == 30 && other.waits == 2);
+
+	n = lt_snapshot_top(&s, false, 3, everything, NULL, out, &other);
+	assert_true(out[0]->delta.wait_ns == 70);
+	assert_true(other.wait_ns == 60 && other.waits == 3);
+
+	n = lt_snapshot_top(&s, false, 10, NULL, NULL, out, NULL);
+	assert_int_equal(n, 5);
 }
 
 int main(void)
@@ -153,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_format_ns),
 		cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_top),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
