@@ -114,30 +114,31 @@ static error_t cmp_parse(int key, char *arg, struct argp_state *state)
 	case C_LOCKS:
 		memset(c->locks, 0, sizeof(c->locks));
 		copy = strdup(arg);
+		if (!copy)
+			return ENOMEM;
 		for (tok = strtok_r(copy, ",", &save); tok;
 		     tok = strtok_r(NULL, ",", &save)) {
 			k = lb_lock_kind_parse(tok);
-			if (k < 0) {
-				free(copy);
+			if (k >= 0)
+				c->locks[k] = true;
+			else
 				argp_error(
 					state,
 					"unknown lock backend '%s'; choose from fcntl, ofd, flock, mutex, spin, adaptive",
 					tok);
-			}
-			c->locks[k] = true;
 		}
 		free(copy);
 		break;
 	case C_PROCS:
 		c->ncounts = 0;
 		copy = strdup(arg);
+		if (!copy)
+			return ENOMEM;
 		for (tok = strtok_r(copy, ",", &save); tok;
 		     tok = strtok_r(NULL, ",", &save)) {
-			if (c->ncounts == MAX_COUNTS) {
-				free(copy);
+			if (c->ncounts == MAX_COUNTS)
 				argp_error(state, "at most %d process counts",
 					   MAX_COUNTS);
-			}
 			c->counts[c->ncounts++] = parse_long(
 				state, "--procs", tok, 1, LB_MAX_PROCS);
 		}
@@ -480,7 +481,9 @@ static void gp_plots(FILE *f, const struct cmp_config *c, const char *title,
 			panel ? "system CPU time" : "throughput");
 		fprintf(f, "set ylabel \"%s\"\n",
 			panel ? "sys seconds (all workers)" : "operations/s");
-		fprintf(f, panel ? "unset logscale y\n" : "set logscale y\n");
+		/* Throughputs span decades; sys time starts at zero. */
+		fprintf(f, panel ? "unset logscale y\nset yrange [0:*]\n" :
+				   "set logscale y\nset autoscale y\n");
 		fprintf(f, "plot ");
 		for (int l = 0; l < LB_LOCK_KINDS; l++) {
 			if (!c->locks[l])
@@ -549,7 +552,7 @@ static int write_charts(const struct cmp_config *c, const struct cmp_row *rows,
 		c->threads ? "threads" : "processes");
 	for (int i = 0; i < c->ncounts; i++)
 		fprintf(gp, "%s%ld", i ? ", " : "", c->counts[i]);
-	fprintf(gp, ")\nset yrange [0:*]\n");
+	fprintf(gp, ")\n");
 	fprintf(gp,
 		"set terminal svg size 1200,500 dynamic background rgb 'white' font 'sans,11'\n");
 	fprintf(gp, "set output 'compare.svg'\n");
@@ -601,6 +604,7 @@ int lb_compare_main(int argc, char **argv)
 
 	for (int l = 0; l < LB_LOCK_KINDS; l++)
 		c.locks[l] = true;
+	argv[0] = (char *)"lockbench compare";
 	argp_parse(&argp, argc, argv, 0, NULL, &c);
 	if (c.threads)
 		c.locks[LB_LOCK_FCNTL] = false;
