@@ -364,6 +364,58 @@ static void chain_update(struct lb_worker *w, uint32_t chain, uint32_t op,
 	journal_clear(w, chain);
 }
 
+/*
+ * A value that outgrows its record moves to a new one, as in tdb, whose
+ * records are sized for the value they were written with: allocate, link
+ * the new record at the head, unlink the old one, free it. That is what
+ * makes the freelist lock as busy as tdb's.
+ */
+static int chain_replace(struct lb_worker *w, uint32_t chain, uint32_t op,
+			 const struct found *f, const uint8_t *data,
+			 uint32_t len)
+{
+	const struct lb_layout *lay = &w->run->lay;
+	uint64_t head = read_u64(w, head_off(lay, chain));
+	struct lb_journal j = { .state = LB_JOURNAL_ACTIVE,
+				.op = op,
+				.flags = LB_J_HEAD,
+				.key = f->rec.key,
+				.head_before = head };
+	struct lb_record rec = { .next = 0 };
+	uint64_t r = rec_alloc(w);
+
+	if (!r)
+		return -1;
+	j.new_rec = r;
+	if (f->prev) {
+		j.flags |= LB_J_REC;
+		j.rec_off = f->prev;
+		io_read(w, f->prev, &j.rec_old, sizeof(j.rec_old));
+	}
+	io_write(w, journal_off(lay, chain), &j, sizeof(j));
+	/* The old record is the head: the new one takes its place. */
+	rec.next = f->prev ? head : f->rec.next;
+	record_fill(&rec, f->rec.key, chain, data, len);
+	io_write(w, r, &rec, sizeof(rec));
+	write_u64(w, head_off(lay, chain), r);
+	if (f->prev)
+		write_u64(w, f->prev + offsetof(struct lb_record, next),
+			  f->rec.next);
+	kill_point(w);
+	journal_clear(w, chain);
+	return rec_free(w, f->off);
+}
+
+/* In place while the value still fits the space it had, else moved. */
+static int chain_store(struct lb_worker *w, uint32_t chain, uint32_t op,
+		       const struct found *f, const uint8_t *data, uint32_t len)
+{
+	if (len > f->rec.len)
+		return chain_replace(w, chain, op, f, data, len);
+	chain_update(w, chain, op, f, data, len);
+	return 0;
+}
+
 static int chain_delete(struct lb_worker *w, uint32_t chain,
 			const struct found *f)
 {
@@ -447,7 +499,7 @@ int lb_table_op(struct lb_worker *w)
 		break;
 	case LB_OP_STORE:
 		if (chain_find(w, chain, key, &f))
-			chain_update(w, chain, op, &f, val, len);
+			ret = chain_store(w, chain, op, &f, val, len);
 		else
 			ret = chain_insert(w, chain, op, key, val, len);
 		break;
@@ -466,7 +518,7 @@ int lb_table_op(struct lb_worker *w)
 				old = 0;
 			memcpy(buf, f.rec.data, old);
 			memcpy(buf + old, val, len);
-			chain_update(w, chain, op, &f, buf, old + len);
+			ret = chain_store(w, chain, op, &f, buf, old + len);
 		} else {
 			ret = chain_insert(w, chain, op, key, val, len);
 		}
@@ -481,7 +533,7 @@ int lb_table_op(struct lb_worker *w)
 				memcpy(&count, f.rec.data, sizeof(count));
 			count++;
 			memcpy(buf, &count, sizeof(count));
-			chain_update(w, chain, op, &f, buf, sizeof(buf));
+			ret = chain_store(w, chain, op, &f, buf, sizeof(buf));
 		} else {
 			count = 1;
 			memcpy(buf, &count, sizeof(count));
