@@ -12,12 +12,18 @@ c=$("$lb" --json -n 1 -l 3000 -H 16 -s 43 --lock mutex | jq -r "$fp")
 [ "$a" = "$b" ] || fail "seed 42 gave two different runs: $a vs $b"
 [ "$a" != "$c" ] || fail "seeds 42 and 43 gave the same run: $a"
 
-# The per-worker streams differ from each other, so two workers do not
-# just repeat each other's mix: with two workers the totals differ from
-# twice one worker's.
-d=$("$lb" --json -n 2 -l 3000 -H 16 -s 42 --lock mutex | jq -r '.op_counts.fetch')
-one=$(printf '%s' "$a" | cut -d, -f6)
-[ "$d" != $((one * 2)) ] || fail "workers share one random stream"
+# Each worker's mix comes from its own stream of the seed, so the op
+# counts of a many-worker run repeat exactly however the workers
+# interleave, and the streams differ (two workers are not twice one).
+ops='[.op_counts.fetch, .op_counts.store, .op_counts.delete,
+      .op_counts.append, .op_counts.lockstore] | @csv'
+m1=$("$lb" --json -n 4 -l 2000 -H 16 -s 42 --lock ofd | jq -r "$ops")
+m2=$("$lb" --json -n 4 -l 2000 -H 16 -s 42 --lock adaptive | jq -r "$ops")
+[ "$m1" = "$m2" ] || fail "4 workers, seed 42: op mix differs: $m1 vs $m2"
+one=$("$lb" --json -n 1 -l 3000 -H 16 -s 42 --lock mutex | jq -r "$ops")
+two=$("$lb" --json -n 2 -l 3000 -H 16 -s 42 --lock mutex | jq -r "$ops")
+double=$(printf '%s\n' "$one" | awk -F, '{ printf "%d,%d,%d,%d,%d", 2*$1, 2*$2, 2*$3, 2*$4, 2*$5 }')
+[ "$two" != "$double" ] || fail "workers share one random stream"
 
 # Without -s the seed is chosen and reported, so the run can be repeated.
 s=$("$lb" --json -n 1 -l 500 -H 4 | jq -r .seed)
