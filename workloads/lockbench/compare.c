@@ -73,7 +73,7 @@ static const struct argp_option cmp_options[] = {
 	  0 },
 	{ "procs", C_PROCS, "LIST", 0,
 	  "comma-separated process counts [1,2,4,8,16,64,250]", 0 },
-	{ "loops", 'l', "N", 0, "operations per worker [300]", 0 },
+	{ "loops", 'l', "N", 0, "operations per worker [1000]", 0 },
 	{ "hash", 'H', "N", 0, "hash chains [1000]", 0 },
 	{ "io", C_IO, "MODE", 0, "mmap, pread or lseek [mmap]", 0 },
 	{ "seed", 's', "N", 0, "seed of every run [1]", 0 },
@@ -482,6 +482,8 @@ static void gp_plots(FILE *f, const struct cmp_config *c, const char *title,
 		fprintf(f, "set ylabel \"%s\"\n",
 			panel ? "sys seconds (all workers)" : "operations/s");
 		/* Throughputs span decades; sys time starts at zero. */
+		fprintf(f,
+			panel ? "set key top left\n" : "set key bottom left\n");
 		fprintf(f, panel ? "unset logscale y\nset yrange [0:*]\n" :
 				   "set logscale y\nset autoscale y\n");
 		fprintf(f, "plot ");
@@ -547,7 +549,7 @@ static int write_charts(const struct cmp_config *c, const struct cmp_row *rows,
 		 c->threads ? "threads" : "processes", c->loops, c->hash,
 		 lb_io_names[c->io]);
 	fprintf(gp, "# lockbench compare chart; run: gnuplot compare.gp\n");
-	fprintf(gp, "set logscale x 2\nset grid\nset key top right\n");
+	fprintf(gp, "set logscale x 2\nset grid\n");
 	fprintf(gp, "set xlabel \"%s\"\nset xtics (",
 		c->threads ? "threads" : "processes");
 	for (int i = 0; i < c->ncounts; i++)
@@ -590,7 +592,7 @@ int lb_compare_main(int argc, char **argv)
 	struct cmp_config c = {
 		.counts = { 1, 2, 4, 8, 16, 64, 250 },
 		.ncounts = 7,
-		.loops = 300,
+		.loops = 1000,
 		.hash = 1000,
 		.io = LB_IO_MMAP,
 		.seed = 1,

@@ -155,6 +155,7 @@ struct lb_wstats {
 	uint32_t gen;
 	uint64_t rng; /* generator state at the start of the current op */
 	uint64_t loops_done;
+	uint64_t end_ns; /* when this slot's last loop finished */
 	uint64_t ops[LB_OPS];
 	uint64_t ok;
 	uint64_t inserts;
@@ -171,6 +172,7 @@ struct lb_wstats {
 } __attribute__((aligned(64)));
 
 struct lb_shared {
+	int32_t ready; /* workers waiting at the start line */
 	int32_t abort;
 	int32_t stuck;
 	uint32_t stuck_lock;
