@@ -6,17 +6,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <time.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include "config.h"
 #include "collector.h"
 #include "output.h"
+#include "screen.h"
+#include "source.h"
 
 #define MAX_PIDS 64
 #define EXIT_USAGE 2
@@ -26,6 +32,10 @@ static struct env {
 	bool json;
 	bool all_kinds;
 	bool verbose;
+	bool stacks;
+	bool mono;
+	const char *host;
+	const char *archive;
 	unsigned int delay_ms;
 	long iterations; /* 0: until stopped */
 	long limit; /* -1: the default for the format */
@@ -46,18 +56,25 @@ static const char doc[] =
 	"locktop -- where processes wait on locks, who holds them, and what "
 	"it costs.\n"
 	"\n"
-	"Traces futex waits with eBPF, aggregated in the kernel per lock, and "
-	"prints one table per interval, like top -b. Uncontended locks never "
-	"enter the kernel, so they cost nothing to trace. Needs root (or "
-	"CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n"
+	"Traces lock waits with eBPF, aggregated in the kernel per lock, and "
+	"shows them on a live screen like top; when the output is not a "
+	"terminal, or with --batch, it prints one table per interval, like "
+	"top -b. Uncontended locks never enter the kernel, so they cost "
+	"nothing to trace. Needs root (or CAP_BPF and CAP_PERFMON) and a "
+	"kernel with BTF; --host and --archive read pmdalocktop's metrics "
+	"instead and need neither.\n"
 	"\n"
 	"EXAMPLES:\n"
+	"  locktop                          the live screen; h for help\n"
+	"  locktop -- ./server              the screen for one command\n"
 	"  locktop --batch                  every process, a table a second\n"
 	"  locktop -b -d 5 -n 3             three 5-second tables, then exit\n"
 	"  locktop -b -p 1234               process 1234 and its children\n"
 	"  locktop -b --json -- make -j8    trace a command; JSON lines; exit "
 	"with its status\n"
 	"  locktop -b -o waits.txt -- ./server   write the tables to a file\n"
+	"  locktop --host db1               pmdalocktop's metrics on host db1\n"
+	"  locktop -b --archive /var/log/pcp/pmlogger/db1/20260101\n"
 	"\v"
 	"Columns: LOCK names the futex by mapping and offset (libc.so.6+0x..., "
 	"[heap]+0x..., a shared file's path+0x...); WAITS is how many waits "
@@ -73,10 +90,19 @@ static const char doc[] =
 
 static const char args_doc[] = "[-- COMMAND [ARGS...]]";
 
-enum { OPT_ALL = 'a' };
+enum {
+	OPT_ALL = 'a',
+	OPT_STACKS = 0x100,
+	OPT_HOST,
+	OPT_ARCHIVE,
+	OPT_MONO,
+};
 
 static const struct argp_option options[] = {
-	{ "batch", 'b', NULL, 0, "Batch mode: print tables, not a screen", 0 },
+	{ "batch", 'b', NULL, 0,
+	  "Batch mode: print tables, not a screen (the default "
+	  "when the output is not a terminal)",
+	  0 },
 	{ "delay", 'd', "SECS", 0,
 	  "Seconds between tables (default 1; "
 	  "fractions allowed)",
@@ -101,6 +127,18 @@ static const struct argp_option options[] = {
 	{ "limit", 'l', "N", 0,
 	  "At most N rows per table (default 20 for "
 	  "text, all for JSON; 0: all)",
+	  0 },
+	{ "stacks", OPT_STACKS, NULL, 0,
+	  "Record the user stack of contended waits (the lock detail "
+	  "shows it)",
+	  0 },
+	{ "host", OPT_HOST, "HOST", 0,
+	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
+	  "tracing here",
+	  0 },
+	{ "archive", OPT_ARCHIVE, "PATH", 0,
+	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
+	{ "mono", OPT_MONO, NULL, 0, "No colours on the screen (as NO_COLOR=1)",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
@@ -180,6 +218,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.verbose = true;
 		break;
+	case OPT_STACKS:
+		env.stacks = true;
+		break;
+	case OPT_HOST:
+		env.host = arg;
+		break;
+	case OPT_ARCHIVE:
+		env.archive = arg;
+		break;
+	case OPT_MONO:
+		env.mono = true;
+		break;
 	case ARGP_KEY_ARG:
 		/* The first operand starts the command; it owns the rest. */
 		env.command = &state->argv[state->next - 1];
@@ -188,6 +238,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.command && env.n_pids)
 			argp_error(state, "give --pid or a COMMAND, not both");
+		if (env.host && env.archive)
+			argp_error(state, "give --host or --archive, not both");
+		if ((env.host || env.archive) &&
+		    (env.command || env.n_pids || env.stacks))
+			argp_error(state,
+				   "--host and --archive read recorded "
+				   "metrics: --pid, --stacks and COMMAND "
+				   "trace here");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -259,34 +317,207 @@ static bool reap(pid_t *child, int *exit_status, bool patience)
 	return false;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The state of one run, shared by the screen and batch loops. */
+struct run {
+	const struct source_ops *ops;
+	struct source *src;
+	const struct lt_snapshot *snap;
+	struct screen *screen;
+	FILE *tty_in;
+	struct output_opts out;
+	int sfd;
+	pid_t child;
+	int exit_status;
+	bool interrupted;
+	bool ended; /* the archive has no more data */
+	bool stop;
+	double deadline;
+	unsigned int delay_ms;
+	long done;
+};
+
+/* Returns true when the signal ends the run. */
+static bool on_signal(struct run *r)
+{
+	struct signalfd_siginfo si;
+	struct winsize ws;
+
+	if (read(r->sfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	switch (si.ssi_signo) {
+	case SIGCHLD:
+		return reap(&r->child, &r->exit_status, false);
+	case SIGWINCH:
+		if (r->screen && !ioctl(fileno(stdout), TIOCGWINSZ, &ws) &&
+		    ws.ws_row && ws.ws_col)
+			screen_resize(r->screen, ws.ws_row, ws.ws_col);
+		return false;
+	default:
+		if (r->child > 0) {
+			/* The traced command ends with us. */
+			kill(r->child, (int)si.ssi_signo);
+			r->interrupted = true;
+		}
+		return true;
+	}
+}
+
+/* Reads one snapshot and shows it; returns -1 on a fatal error. */
+static int step(struct run *r)
+{
+	const struct lt_snapshot *snap;
+	char msg[512];
+	bool end = false;
+
+	snap = r->ops->read(r->src, &end, msg, sizeof(msg));
+	if (!snap) {
+		if (end) {
+			r->ended = true;
+			if (r->screen)
+				screen_message(r->screen,
+					       "end of the archive: q quits");
+			return 0;
+		}
+		if (r->screen)
+			screen_close(r->screen);
+		r->screen = NULL;
+		fprintf(stderr, "locktop: %s\n", msg);
+		return -1;
+	}
+	r->snap = snap;
+	r->done++;
+	if (r->screen) {
+		screen_update(r->screen, snap);
+		return 0;
+	}
+	/* The reader went away: stop quietly. */
+	if (output_interval(&r->out, snap))
+		r->stop = true;
+	return 0;
+}
+
+/* The loop: one read per delay; keys and signals in between. */
+static int loop(struct run *r)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = r->sfd, .events = POLLIN },
+		{ .fd = r->tty_in ? fileno(r->tty_in) : -1, .events = POLLIN },
+	};
+	bool paced = !r->ops->recorded || r->screen;
+	bool last_partial = false;
+	double left;
+	int timeout;
+
+	r->deadline = now_s() + r->delay_ms / 1000.0;
+	while (!r->stop) {
+		left = r->deadline - now_s();
+		timeout = !paced || left <= 0 ? 0 : (int)(left * 1000) + 1;
+		if (r->ended)
+			timeout = -1; /* nothing more will come */
+		if (poll(pfd, r->screen ? 2 : 1, timeout) < 0 && errno != EINTR)
+			return -1;
+		if (pfd[0].revents & POLLIN && on_signal(r)) {
+			r->stop = true;
+			/* A last, partial interval follows. */
+			last_partial = true;
+			break;
+		}
+		if (r->screen && pfd[1].revents & (POLLIN | POLLHUP)) {
+			switch (screen_keys(r->screen)) {
+			case SCREEN_QUIT:
+				r->stop = true;
+				continue;
+			case SCREEN_DELAY:
+				r->delay_ms = screen_delay_ms(r->screen);
+				r->ops->set_interval(r->src, r->delay_ms);
+				r->deadline = now_s() + r->delay_ms / 1000.0;
+				screen_draw(r->screen);
+				break;
+			default:
+				break;
+			}
+		}
+		if (r->ended || (paced && now_s() < r->deadline))
+			continue;
+		r->deadline += r->delay_ms / 1000.0;
+		if (r->deadline < now_s())
+			r->deadline = now_s() + r->delay_ms / 1000.0;
+		if (r->screen && screen_paused(r->screen))
+			continue;
+		if (step(r))
+			return -1;
+		if (r->ended && !r->screen)
+			break;
+		if (env.iterations && r->done >= env.iterations)
+			r->stop = true;
+	}
+	if (last_partial && !r->ended && step(r))
+		return -1;
+	return 0;
+}
+
+/* Starts the screen when the output is a terminal; NULL means batch. */
+static struct screen *open_screen(struct run *r, const char *what)
+{
+	struct screen_opts so = {
+		.source = what,
+		.local = r->ops->local,
+		.all_kinds = env.all_kinds,
+		.stacks = env.stacks,
+		.delay_ms = env.delay_ms,
+		.color = !env.mono,
+	};
+	const char *term = getenv("TERM");
+
+	if (env.batch || env.json || env.output || !isatty(STDOUT_FILENO))
+		return NULL;
+	if (!term || !*term || !strcmp(term, "dumb"))
+		return NULL;
+	if (isatty(STDIN_FILENO))
+		r->tty_in = fdopen(dup(STDIN_FILENO), "re");
+	else
+		r->tty_in = fopen("/dev/tty", "re");
+	if (!r->tty_in)
+		return NULL;
+	return screen_open(&so, r->tty_in, stdout);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, args_doc, doc };
-	struct lt_options copts = { 0 };
-	struct output_opts out = { 0 };
-	struct lt_collector *col = NULL;
-	const struct lt_snapshot *snap;
+	struct source_params params = { 0 };
+	struct run r = {
+		.sfd = -1,
+		.child = -1,
+		.exit_status = -1,
+	};
 	sigset_t mask, orig_mask;
-	pid_t child = -1;
-	int sfd = -1, gate = -1, exit_status = -1, err = 0, ret = 1;
-	long done = 0;
-	bool stop = false, interrupted = false;
-	char msg[512];
+	int gate = -1, err = 0, ret = 1;
+	char msg[512], what[256];
 
+	/* UTF-8 on the screen; numbers keep the C locale (JSON needs it). */
+	setlocale(LC_CTYPE, "");
 	argp_err_exit_status = EXIT_USAGE;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return EXIT_USAGE;
 
-	/* Until the full-screen view exists, every mode is batch mode. */
-	env.batch = true;
-
-	out.json = env.json;
-	out.all_kinds = env.all_kinds;
-	out.limit = env.limit >= 0 ? (size_t)env.limit : (env.json ? 0 : 20);
-	out.out = stdout;
+	r.ops = env.host || env.archive ? &source_pcp : &source_live;
+	r.delay_ms = env.delay_ms;
+	r.out.json = env.json;
+	r.out.all_kinds = env.all_kinds;
+	r.out.limit = env.limit >= 0 ? (size_t)env.limit : (env.json ? 0 : 20);
+	r.out.out = stdout;
 	if (env.output) {
-		out.out = fopen(env.output, "we");
-		if (!out.out) {
+		r.out.out = fopen(env.output, "we");
+		if (!r.out.out) {
 			fprintf(stderr, "locktop: cannot write '%s': %s\n",
 				env.output, strerror(errno));
 			return 1;
@@ -314,32 +545,36 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, &orig_mask);
 	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
+	r.sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (r.sfd < 0) {
 		fprintf(stderr, "locktop: signalfd: %s\n", strerror(errno));
 		goto cleanup;
 	}
 
 	/* Start the command held at its gate */
 	if (env.command) {
-		child = spawn_gated(env.command, &orig_mask, &gate);
-		if (child < 0) {
+		r.child = spawn_gated(env.command, &orig_mask, &gate);
+		if (r.child < 0) {
 			fprintf(stderr, "locktop: cannot start '%s': %s\n",
 				env.command[0], strerror(errno));
 			goto cleanup;
 		}
-		env.pids[0] = child;
+		env.pids[0] = r.child;
 		env.n_pids = 1;
 	}
 
-	/* Load, verify and attach the probes */
-	copts.pids = env.pids;
-	copts.n_pids = env.n_pids;
-	copts.interval_ms = env.delay_ms;
-	copts.verbose = env.verbose;
-	err = lt_collector_open(&copts, &col, msg, sizeof(msg));
+	/* Load, verify and attach the probes, or connect to the source */
+	params.host = env.host;
+	params.archive = env.archive;
+	params.collector.pids = env.pids;
+	params.collector.n_pids = env.n_pids;
+	params.collector.interval_ms = env.delay_ms;
+	params.collector.stacks = env.stacks;
+	params.collector.verbose = env.verbose;
+	err = r.ops->open(&params, &r.src, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "locktop: %s\n", msg);
 		ret = err == -ESRCH ? EXIT_USAGE : 1;
@@ -359,60 +594,71 @@ int main(int argc, char **argv)
 		gate = -1;
 	}
 
-	/* Print a table per interval until told to stop */
-	snap = NULL;
-	while (!stop) {
-		err = lt_collector_wait(col, sfd);
-		if (err < 0)
-			break;
-		if (err == 1) {
-			struct signalfd_siginfo si;
+	if (env.host)
+		snprintf(what, sizeof(what), "pcp://%s", env.host);
+	else if (env.archive)
+		snprintf(what, sizeof(what), "archive %s", env.archive);
+	else if (env.command)
+		snprintf(what, sizeof(what), "live: %s (%d)", env.command[0],
+			 r.child);
+	else if (env.n_pids)
+		snprintf(what, sizeof(what), "live: %zu pid%s", env.n_pids,
+			 env.n_pids > 1 ? "s" : "");
+	else
+		snprintf(what, sizeof(what), "live: all processes");
+	r.screen = open_screen(&r, what);
+	if (r.screen)
+		screen_draw(r.screen);
 
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGCHLD) {
-				if (!reap(&child, &exit_status, false))
-					continue;
-			} else if (child > 0) {
-				/* The traced command ends with us. */
-				kill(child, si.ssi_signo);
-				interrupted = true;
-			}
-			/* A last, partial interval follows. */
-			stop = true;
-		}
-		err = lt_collector_read(col, &snap);
-		if (err) {
-			fprintf(stderr, "locktop: reading the probes: %s\n",
-				strerror(-err));
-			goto cleanup;
-		}
-		if (output_interval(&out, snap))
-			break; /* the reader went away */
-		if (env.iterations && ++done >= env.iterations)
-			stop = true;
+	if (loop(&r))
+		goto cleanup;
+	if (r.child > 0 && r.screen && !r.interrupted) {
+		/* q with a command still running: it ends with the screen. */
+		kill(r.child, SIGTERM);
+		r.interrupted = true;
 	}
-	if (interrupted)
-		reap(&child, &exit_status, true);
-	if (!snap && lt_collector_read(col, &snap))
-		snap = NULL;
-	if (snap)
-		output_final(&out, snap, exit_status);
-	ret = exit_status >= 0 ? exit_status : 0;
+	if (r.interrupted)
+		reap(&r.child, &r.exit_status, true);
+	if (r.screen) {
+		bool summary = env.command || r.interrupted ||
+			       r.exit_status >= 0;
+
+		screen_close(r.screen);
+		r.screen = NULL;
+		/* After the screen, the whole run as text, like batch. */
+		r.out.json = false;
+		r.out.out = stdout;
+		if (summary && r.snap)
+			output_final(&r.out, r.snap, r.exit_status);
+	} else {
+		if (!r.snap && !r.ended && !r.ops->recorded) {
+			bool end;
+
+			r.snap = r.ops->read(r.src, &end, msg, sizeof(msg));
+		}
+		if (r.snap)
+			output_final(&r.out, r.snap, r.exit_status);
+	}
+	ret = r.exit_status >= 0 ? r.exit_status : 0;
 
 cleanup:
+	if (r.screen)
+		screen_close(r.screen);
 	/* Detach every probe before anything else can go wrong */
-	lt_collector_close(col);
+	if (r.src)
+		r.ops->close(r.src);
+	if (r.tty_in)
+		fclose(r.tty_in);
 	if (gate >= 0)
 		close(gate);
-	if (child > 0 && !col) {
+	if (r.child > 0 && !r.src) {
 		/* Never released: it must not run untraced. */
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		kill(r.child, SIGKILL);
+		waitpid(r.child, NULL, 0);
 	}
-	if (sfd >= 0)
-		close(sfd);
-	if (out.out && out.out != stdout)
-		fclose(out.out);
+	if (r.sfd >= 0)
+		close(r.sfd);
+	if (r.out.out && r.out.out != stdout)
+		fclose(r.out.out);
 	return ret;
 }

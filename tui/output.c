@@ -48,11 +48,36 @@ static struct row *rank(const struct output_opts *o,
 	return rows;
 }
 
+static json_object *j_u64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+static json_object *parties_json(const struct lt_party *p, size_t n)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < n && i < LT_TOP_PARTIES; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int(p[i].pid));
+		json_object_object_add(o, "comm",
+				       json_object_new_string(p[i].comm));
+		json_object_object_add(o, "count", j_u64(p[i].count));
+		json_object_object_add(o, "ns", j_u64(p[i].ns));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static json_object *lock_json(const struct row *r)
 {
 	const struct lt_lock *l = r->lock;
+	const struct lt_figures *f = r->fig;
 	json_object *o = json_object_new_object();
 	json_object *pids = json_object_new_array();
+	json_object *holder = NULL;
 	char addr[32];
 	size_t i;
 
@@ -63,15 +88,203 @@ static json_object *lock_json(const struct row *r)
 	json_object_object_add(o, "kind",
 			       json_object_new_string(lt_kind_name(l->kind)));
 	json_object_object_add(o, "pids", pids);
-	json_object_object_add(o, "waits",
-			       json_object_new_uint64(r->fig->waits));
-	json_object_object_add(o, "wait_ns",
-			       json_object_new_uint64(r->fig->wait_ns));
-	json_object_object_add(o, "max_wait_ns",
-			       json_object_new_uint64(r->fig->max_wait_ns));
+	json_object_object_add(o, "waits", j_u64(f->waits));
+	json_object_object_add(o, "wait_ns", j_u64(f->wait_ns));
+	json_object_object_add(o, "max_wait_ns", j_u64(f->max_wait_ns));
 	json_object_object_add(o, "address", json_object_new_string(addr));
 	json_object_object_add(o, "comm", json_object_new_string(l->comm));
+	json_object_object_add(o, "id", j_u64(l->id));
+	json_object_object_add(o, "key", json_object_new_string(l->key));
+	json_object_object_add(
+		o, "p99_wait_ns",
+		j_u64(lt_hist_quantile(f->wait_hist, LT_HIST_BUCKETS, 0.99)));
+	json_object_object_add(o, "acquires", j_u64(f->acquires));
+	json_object_object_add(o, "contended", j_u64(f->contended));
+	json_object_object_add(o, "trylock_failures",
+			       j_u64(f->trylock_failures));
+	json_object_object_add(o, "hold_ns", j_u64(f->hold_ns));
+	json_object_object_add(o, "max_hold_ns", j_u64(f->max_hold_ns));
+	json_object_object_add(o, "io_under_lock_ns",
+			       j_u64(f->io_under_lock_ns));
+	json_object_object_add(o, "waiters_now",
+			       json_object_new_int64(l->waiters_now));
+	if (l->holder) {
+		holder = json_object_new_object();
+		json_object_object_add(holder, "pid",
+				       json_object_new_int(l->holder));
+		json_object_object_add(holder, "comm",
+				       json_object_new_string(l->holder_comm));
+	}
+	json_object_object_add(o, "holder", holder);
+	json_object_object_add(o, "holders",
+			       parties_json(l->holders, l->n_holders));
+	json_object_object_add(o, "waiters",
+			       parties_json(l->waiters, l->n_waiters));
 	return o;
+}
+
+static json_object *kinds_json(const struct lt_snapshot *s, bool totals)
+{
+	const struct lt_kind_figures *kf = totals ? s->kind_total :
+						    s->kind_delta;
+	struct lt_kind_figures sum[LT_KIND_NR];
+	json_object *o = json_object_new_object();
+	bool any = false;
+	size_t i;
+	int k;
+
+	for (k = 0; k < LT_KIND_NR; k++) {
+		sum[k] = kf[k];
+		any = any || kf[k].waits || kf[k].wait_ns;
+	}
+	/* A source that does not sum per kind: sum the locks here. */
+	if (!any) {
+		for (i = 0; i < s->n_locks; i++) {
+			const struct lt_lock *l = &s->locks[i];
+			const struct lt_figures *f = totals ? &l->total :
+							      &l->delta;
+
+			if ((unsigned int)l->kind >= LT_KIND_NR)
+				continue;
+			sum[l->kind].waits += f->waits;
+			sum[l->kind].wait_ns += f->wait_ns;
+		}
+	}
+	for (k = 0; k < LT_KIND_NR; k++) {
+		json_object *v = json_object_new_object();
+
+		json_object_object_add(v, "waits", j_u64(sum[k].waits));
+		json_object_object_add(v, "wait_ns", j_u64(sum[k].wait_ns));
+		json_object_object_add(o, lt_kind_name(k), v);
+	}
+	return o;
+}
+
+static json_object *procs_json(const struct lt_snapshot *s, bool totals)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < s->n_procs; i++) {
+		const struct lt_proc *p = &s->procs[i];
+		const struct lt_proc_figures *f = totals ? &p->total :
+							   &p->delta;
+		json_object *o;
+
+		if (!f->waits && !f->io_count)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(p->pid));
+		json_object_object_add(o, "comm",
+				       json_object_new_string(p->comm));
+		json_object_object_add(o, "waits", j_u64(f->waits));
+		json_object_object_add(o, "wait_ns", j_u64(f->wait_ns));
+		json_object_object_add(o, "io_count", j_u64(f->io_count));
+		json_object_object_add(o, "io_ns", j_u64(f->io_ns));
+		json_object_object_add(o, "top_lock", j_u64(p->top_lock));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *files_json(const struct lt_snapshot *s, bool totals)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < s->n_files; i++) {
+		const struct lt_file *fl = &s->files[i];
+		const struct lt_file_figures *f = totals ? &fl->total :
+							   &fl->delta;
+		json_object *o;
+
+		if (!f->reads && !f->writes)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "name",
+				       json_object_new_string(fl->name));
+		json_object_object_add(o, "dev", j_u64(fl->dev));
+		json_object_object_add(o, "ino", j_u64(fl->ino));
+		json_object_object_add(o, "reads", j_u64(f->reads));
+		json_object_object_add(o, "writes", j_u64(f->writes));
+		json_object_object_add(o, "read_bytes", j_u64(f->read_bytes));
+		json_object_object_add(o, "write_bytes", j_u64(f->write_bytes));
+		json_object_object_add(o, "io_ns", j_u64(f->io_ns));
+		json_object_object_add(o, "io_under_lock_ns",
+				       j_u64(f->io_under_lock_ns));
+		json_object_object_add(o, "p99_io_ns",
+				       j_u64(lt_hist_quantile(f->io_hist,
+							      LT_HIST_BUCKETS,
+							      0.99)));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *probes_json(const struct lt_snapshot *s, bool totals)
+{
+	json_object *o = json_object_new_object();
+	json_object *progs = json_object_new_array();
+	uint64_t cnt = 0, ns = 0;
+	size_t i;
+
+	for (i = 0; i < s->n_probes; i++) {
+		const struct lt_probe_cost *p = &s->probes[i];
+		json_object *po = json_object_new_object();
+		uint64_t c = totals ? p->run_cnt : p->delta_cnt;
+		uint64_t n = totals ? p->run_ns : p->delta_ns;
+
+		cnt += c;
+		ns += n;
+		json_object_object_add(po, "name",
+				       json_object_new_string(p->name));
+		json_object_object_add(po, "runs", j_u64(c));
+		json_object_object_add(po, "run_ns", j_u64(n));
+		json_object_array_add(progs, po);
+	}
+	json_object_object_add(
+		o, "events", j_u64(totals ? s->events_total : s->events_delta));
+	json_object_object_add(
+		o, "ns_per_event",
+		json_object_new_double(cnt ? (double)ns / (double)cnt : 0));
+	json_object_object_add(o, "cpu_percent",
+			       json_object_new_double(s->cpu_percent));
+	json_object_object_add(o, "programs", progs);
+	return o;
+}
+
+static json_object *deadlocks_json(const struct lt_snapshot *s)
+{
+	json_object *a = json_object_new_array();
+	size_t d, m;
+
+	for (d = 0; d < s->n_deadlocks; d++) {
+		const struct lt_deadlock *dl = &s->deadlocks[d];
+		json_object *members = json_object_new_array();
+		json_object *o = json_object_new_object();
+
+		for (m = 0; m < dl->n && m < LT_CYCLE_MAX; m++) {
+			json_object *mo = json_object_new_object();
+			const char *name = "";
+			size_t i;
+
+			for (i = 0; i < s->n_locks; i++)
+				if (s->locks[i].id == dl->locks[m])
+					name = s->locks[i].name;
+			json_object_object_add(
+				mo, "pid", json_object_new_int(dl->pids[m]));
+			json_object_object_add(
+				mo, "comm",
+				json_object_new_string(dl->comms[m]));
+			json_object_object_add(mo, "lock", j_u64(dl->locks[m]));
+			json_object_object_add(mo, "lock_name",
+					       json_object_new_string(name));
+			json_object_array_add(members, mo);
+		}
+		json_object_object_add(o, "members", members);
+		json_object_array_add(a, o);
+	}
+	return a;
 }
 
 static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
@@ -103,6 +316,11 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 			       json_object_new_uint64(totals ? s->drops_total :
 							       s->drops_delta));
 	json_object_object_add(root, "locks", locks);
+	json_object_object_add(root, "kinds", kinds_json(s, totals));
+	json_object_object_add(root, "procs", procs_json(s, totals));
+	json_object_object_add(root, "files", files_json(s, totals));
+	json_object_object_add(root, "probes", probes_json(s, totals));
+	json_object_object_add(root, "deadlocks", deadlocks_json(s));
 	if (totals) {
 		json_object_object_add(root, "final",
 				       json_object_new_boolean(1));

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Where snapshots come from. The screen, batch text and JSON read a
+ * struct lt_snapshot and do not care whether it came from the embedded
+ * collector, a pmcd on another host or a pmlogger archive; one small
+ * table of operations hides the difference.
+ */
+#ifndef LOCKTOP_SOURCE_H
+#define LOCKTOP_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "collector.h"
+
+struct source;
+
+struct source_params {
+	const char *host; /* --host */
+	const char *archive; /* --archive */
+	struct lt_options collector; /* for the live source */
+};
+
+struct source_ops {
+	const char *name; /* "live", "pcp", "archive" */
+	/* Fills *out; on failure a message that names the fix goes to err. */
+	int (*open)(const struct source_params *p, struct source **out,
+		    char *err, size_t err_len);
+	/*
+	 * The next snapshot; it stays valid until the next read or close.
+	 * Returns NULL with *end set when an archive has no more data, or
+	 * NULL with a message in err on an error.
+	 */
+	const struct lt_snapshot *(*read)(struct source *s, bool *end,
+					  char *err, size_t err_len);
+	void (*set_interval)(struct source *s, unsigned int ms);
+	void (*close)(struct source *s);
+	/* Replays recorded data: no need to wait between reads in batch. */
+	bool recorded;
+	/* The snapshot's pids are local processes (/proc can be asked). */
+	bool local;
+};
+
+extern const struct source_ops source_live;
+extern const struct source_ops source_pcp;
+
+#endif /* LOCKTOP_SOURCE_H */
