@@ -2,8 +2,13 @@
 /*
  * Loads the probes, reads their per-CPU maps once per interval and turns
  * raw cumulative counters into totals and per-interval deltas.
+ *
+ * Three probe objects (futex, filelock, fileio) count into one set of
+ * maps: the futex object owns them, the others reuse its descriptors.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,45 +17,110 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collector.h"
 #include "internal.h"
+#include "common.h"
 #include "futex.h"
+#include "fileio.h"
 #include "futex.skel.h"
+#include "filelock.skel.h"
+#include "fileio.skel.h"
 
 _Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
 	       "collector and probe histograms must match");
+_Static_assert((int)LT_PK_FUTEX_COND == (int)LT_KIND_FUTEX_COND &&
+		       (int)LT_PK_FCNTL == (int)LT_KIND_FCNTL &&
+		       (int)LT_PK_OFD == (int)LT_KIND_OFD &&
+		       (int)LT_PK_FLOCK == (int)LT_KIND_FLOCK &&
+		       (int)LT_PK_FUTEX_PI == (int)LT_KIND_FUTEX_PI,
+	       "probe kinds are collector kinds");
 
-#define BATCH_ENTRIES 1024
+#define BATCH 512
 #define MAX_VMA_CACHE 16
+#define CYCLE_MIN_AGE_NS 200000000ULL /* a wait this old may be a deadlock */
+#define OFFSET_MAX_LL 0x7fffffffffffffffULL
 
-/* Collector-side state of one lock, beside its public lt_lock. */
+enum { PROBE_FUTEX, PROBE_FILELOCK, PROBE_FILEIO, PROBE_NR };
+
+static const char *const probe_names[PROBE_NR] = { "futex", "filelock",
+						   "fileio" };
+
 struct lock_state {
-	struct lt_futex_key key;
-	pid_t pid;
-	uint64_t raw_waits, raw_wait_ns; /* last cumulative map values */
-	uint64_t raw_hist[LT_HIST_SLOTS];
+	struct lt_lock_key key; /* first: the index's key */
+	struct lt_lock_stat raw; /* summed over CPUs at the last read */
+	pid_t *pids;
+	size_t n_pids, cap_pids;
+	bool named;
+};
+
+struct proc_state {
+	__u32 tgid; /* first: the index's key */
+	__u32 pad;
+	uint64_t raw_waits, raw_wait_ns; /* at the last read */
+	uint64_t now_waits, now_wait_ns; /* summed during this read */
+	uint64_t top_ns;
+};
+
+struct file_state {
+	struct lt_file_key key; /* first: the index's key */
+	struct lt_file_stat raw;
+};
+
+struct tid_entry {
+	__u32 tid; /* first: the index's key */
+	__u32 tgid;
+};
+
+struct edge {
+	pid_t waiter, holder;
+	uint64_t lock;
 };
 
 struct lt_collector {
-	struct futex_bpf *skel;
+	struct futex_bpf *futex;
+	struct filelock_bpf *filelock;
+	struct fileio_bpf *fileio;
+	int stats_fd; /* holds kernel.bpf_stats_enabled on */
 	int ncpus;
 	unsigned int interval_ms;
 	struct timespec opened, last_read, deadline;
 
-	struct lt_lock *locks; /* public, contiguous */
-	struct lock_state *state; /* parallel to locks */
-	size_t n_locks, cap_locks;
-	uint32_t *index; /* open addressing: slot -> lock + 1 */
-	size_t index_size; /* a power of two */
-
-	struct lt_futex_key *keys; /* batch read buffers */
-	struct lt_futex_stat *values;
-	uint64_t drops_raw;
+	struct lt_lock *locks;
+	struct lock_state *lstate;
+	size_t n_locks, cap_locks, cap_lstate;
+	struct lt_index lock_ix;
 	uint64_t next_id;
+
+	struct lt_proc *procs;
+	struct proc_state *pstate;
+	size_t n_procs, cap_procs, cap_pstate;
+	struct lt_index proc_ix;
+
+	struct lt_file *files;
+	struct file_state *fstate;
+	size_t n_files, cap_files, cap_fstate;
+	struct lt_index file_ix;
+
+	struct tid_entry *tids; /* TID -> process, for holders */
+	size_t n_tids, cap_tids;
+	struct lt_index tid_ix;
+
+	struct edge *edges;
+	size_t n_edges, cap_edges;
+	struct lt_deadlock *deadlocks;
+	size_t n_deadlocks, cap_deadlocks;
+
+	struct lt_probe_cost probes[PROBE_NR];
+	uint64_t drops_raw;
 	struct lt_snapshot snap;
+
+	void *keybuf, *valbuf; /* batch read buffers */
+	size_t keybuf_len, valbuf_len;
 
 	struct lt_vmas vma_cache[MAX_VMA_CACHE];
 	size_t n_vma_cache;
@@ -77,54 +147,76 @@ static double ts_diff(const struct timespec *a, const struct timespec *b)
 	return ts_sec(a) - ts_sec(b);
 }
 
-static uint64_t hash_key(const struct lt_futex_key *k)
+static uint64_t mono_ns(void)
 {
-	uint64_t h = k->uaddr * 0x9e3779b97f4a7c15ULL;
+	struct timespec ts;
 
-	h ^= ((uint64_t)k->tgid << 1 | k->class) * 0xc2b2ae3d27d4eb4fULL;
-	return h ^ (h >> 29);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static bool key_eq(const struct lt_futex_key *a, const struct lt_futex_key *b)
+static uint64_t diff(uint64_t now, uint64_t before)
 {
-	return a->uaddr == b->uaddr && a->tgid == b->tgid &&
-	       a->class == b->class;
+	/* A counter below its last value was recreated: count it anew. */
+	return now >= before ? now - before : now;
 }
 
-static int index_rebuild(struct lt_collector *c, size_t size)
+/* ---- reading maps ---- */
+
+/*
+ * Reads every entry of a map in batches, calling fn with each key and
+ * its value (all CPUs' values in a row for per-CPU maps).
+ */
+static int for_each_entry(struct lt_collector *c, int fd, size_t key_size,
+			  size_t value_size, bool percpu,
+			  int (*fn)(struct lt_collector *c, const void *key,
+				    const void *value),
+			  size_t *seen)
 {
-	uint32_t *idx = calloc(size, sizeof(*idx));
-	size_t i;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t vsz = percpu ? ((value_size + 7) & ~7UL) * c->ncpus : value_size;
+	char out_batch[64];
+	bool first = true, done = false;
+	__u32 count, k;
+	int err;
 
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < c->n_locks; i++) {
-		size_t s = hash_key(&c->state[i].key) & (size - 1);
-
-		while (idx[s])
-			s = (s + 1) & (size - 1);
-		idx[s] = i + 1;
+	if (c->keybuf_len < BATCH * key_size) {
+		free(c->keybuf);
+		c->keybuf = malloc(BATCH * key_size);
+		c->keybuf_len = c->keybuf ? BATCH * key_size : 0;
 	}
-	free(c->index);
-	c->index = idx;
-	c->index_size = size;
+	if (c->valbuf_len < BATCH * vsz) {
+		free(c->valbuf);
+		c->valbuf = malloc(BATCH * vsz);
+		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
+	}
+	if (!c->keybuf || !c->valbuf)
+		return -ENOMEM;
+	if (seen)
+		*seen = 0;
+	while (!done) {
+		count = BATCH;
+		err = bpf_map_lookup_batch(fd, first ? NULL : out_batch,
+					   out_batch, c->keybuf, c->valbuf,
+					   &count, &opts);
+		if (err == -ENOENT)
+			done = true;
+		else if (err)
+			return err;
+		first = false;
+		for (k = 0; k < count; k++) {
+			err = fn(c, (char *)c->keybuf + k * key_size,
+				 (char *)c->valbuf + k * vsz);
+			if (err)
+				return err;
+		}
+		if (seen)
+			*seen += count;
+	}
 	return 0;
 }
 
-static ssize_t lock_find(const struct lt_collector *c,
-			 const struct lt_futex_key *key)
-{
-	size_t s = hash_key(key) & (c->index_size - 1);
-
-	while (c->index[s]) {
-		size_t i = c->index[s] - 1;
-
-		if (key_eq(&c->state[i].key, key))
-			return i;
-		s = (s + 1) & (c->index_size - 1);
-	}
-	return -1;
-}
+/* ---- naming ---- */
 
 static const struct lt_vma *find_vma(struct lt_collector *c, pid_t pid,
 				     uint64_t addr)
@@ -143,7 +235,7 @@ static const struct lt_vma *find_vma(struct lt_collector *c, pid_t pid,
 	}
 	v = &c->vma_cache[c->n_vma_cache++];
 	if (lt_vmas_load(pid, v))
-		return NULL; /* gone: the address alone names it */
+		return NULL; /* gone: the probe's facts name it */
 	return lt_vmas_find(v, addr);
 }
 
@@ -162,7 +254,7 @@ static void read_comm(struct lt_collector *c, pid_t pid, char *comm)
 	char path[64];
 	FILE *f;
 
-	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key,
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.comms), &key,
 				 comm)) {
 		comm[LT_COMM_SIZE - 1] = '\0';
 		return;
@@ -177,163 +269,665 @@ static void read_comm(struct lt_collector *c, pid_t pid, char *comm)
 		fclose(f);
 }
 
-static void name_lock(struct lt_collector *c, const struct lt_futex_key *key,
-		      char *buf, size_t len)
+/* The path of descriptor fd in pid, if it still is the file (dev, ino). */
+static bool fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
+		    size_t len)
 {
-	struct lt_futex_where w;
-	const struct lt_vma *vma;
+	char link[64];
+	struct stat st;
+	ssize_t n;
 
-	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.wheres), key, &w)) {
-		w.file[sizeof(w.file) - 1] = '\0';
-		if (lt_name_where(&w, key->uaddr, buf, len))
-			return;
-		/* A shared file: its full path, while a process maps it. */
-		vma = find_vma(c, key->tgid, key->uaddr);
-		if (vma && vma->path[0] == '/')
-			lt_name_address(vma, key->uaddr, buf, len);
-		else
-			snprintf(buf, len, "%s+0x%llx", w.file,
-				 (unsigned long long)w.offset);
-		return;
-	}
-	lt_name_address(find_vma(c, key->tgid, key->uaddr), key->uaddr, buf,
-			len);
+	if (pid <= 0 || fd < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+	if (stat(link, &st) || st.st_ino != ino ||
+	    (dev && st.st_dev != makedev(dev >> 20, dev & 0xfffff)))
+		return false;
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
 }
 
-static ssize_t lock_add(struct lt_collector *c, const struct lt_futex_key *key)
+static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
+			   const struct lock_state *s, const struct lt_where *w)
+{
+	char path[LT_NAME_LEN - 48];
+	size_t i;
+	bool found = w && fd_path(w->tgid, w->fd, s->key.dev_or_tgid,
+				  s->key.ino, path, sizeof(path));
+
+	(void)c;
+	for (i = 0; !found && i < s->n_pids; i++) {
+		/* Any waiter that still has it open under the same fd. */
+		found = w && fd_path(s->pids[i], w->fd, s->key.dev_or_tgid,
+				     s->key.ino, path, sizeof(path));
+	}
+	if (!found && w && w->file[0])
+		snprintf(path, sizeof(path), "%s", w->file);
+	else if (!found)
+		snprintf(path, sizeof(path), "%u:%u:%llu",
+			 (unsigned int)(s->key.dev_or_tgid >> 20),
+			 (unsigned int)(s->key.dev_or_tgid & 0xfffff),
+			 (unsigned long long)s->key.ino);
+	if (l->kind == LT_KIND_FLOCK)
+		snprintf(l->name, sizeof(l->name), "%s", path);
+	else if (s->key.end >= OFFSET_MAX_LL)
+		snprintf(l->name, sizeof(l->name), "%s:%llu-EOF", path,
+			 (unsigned long long)s->key.start);
+	else if (s->key.start == s->key.end)
+		snprintf(l->name, sizeof(l->name), "%s:%llu", path,
+			 (unsigned long long)s->key.start);
+	else
+		snprintf(l->name, sizeof(l->name), "%s:%llu-%llu", path,
+			 (unsigned long long)s->key.start,
+			 (unsigned long long)s->key.end);
+}
+
+static void name_futex(struct lt_collector *c, struct lt_lock *l,
+		       const struct lock_state *s, const struct lt_where *w)
+{
+	const struct lt_vma *vma;
+	pid_t pid = w ? (pid_t)w->tgid :
+			(s->key.shared ? (s->n_pids ? s->pids[0] : 0) :
+					 (pid_t)s->key.dev_or_tgid);
+	uint64_t addr = w ? w->uaddr : s->key.start;
+
+	if (w) {
+		l->address = w->uaddr;
+		if (lt_name_where(w, addr, l->name, sizeof(l->name)))
+			return;
+	}
+	/* A shared file: its full path, while a process maps it. */
+	vma = pid > 0 ? find_vma(c, pid, addr) : NULL;
+	if (vma && (vma->path[0] == '/' || !w))
+		lt_name_address(vma, addr, l->name, sizeof(l->name));
+	else if (w)
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx", w->file,
+			 (unsigned long long)s->key.start);
+	else
+		snprintf(l->name, sizeof(l->name), "0x%llx",
+			 (unsigned long long)addr);
+}
+
+static void name_lock(struct lt_collector *c, size_t i)
+{
+	struct lt_lock *l = &c->locks[i];
+	struct lock_state *s = &c->lstate[i];
+	struct lt_where w, *wp = NULL;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.wheres), &s->key,
+				 &w)) {
+		w.file[sizeof(w.file) - 1] = '\0';
+		wp = &w;
+	}
+	if (l->kind == LT_KIND_FCNTL || l->kind == LT_KIND_OFD ||
+	    l->kind == LT_KIND_FLOCK)
+		name_file_lock(c, l, s, wp);
+	else
+		name_futex(c, l, s, wp);
+	if (wp && !l->comm[0])
+		read_comm(c, wp->tgid, l->comm);
+	if (!l->comm[0] && s->n_pids)
+		read_comm(c, s->pids[0], l->comm);
+	/* Identity across runs: what the lock is, not where it was. */
+	snprintf(l->key, sizeof(l->key), "%s:%.*s", lt_kind_name(l->kind),
+		 (int)(sizeof(l->key) - 16), l->name);
+	s->named = true;
+}
+
+/* ---- locks ---- */
+
+static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 {
 	struct lt_lock *l;
 	struct lock_state *s;
-	size_t i;
+	size_t i = c->n_locks, j;
 
-	if (c->n_locks == c->cap_locks) {
-		size_t cap = c->cap_locks ? c->cap_locks * 2 : 256;
-		struct lt_lock *nl = realloc(c->locks, cap * sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		c->locks = nl;
-		struct lock_state *ns = realloc(c->state, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		c->state = ns;
-		c->cap_locks = cap;
-		/* pids point into state: re-aim them after the move */
-		for (i = 0; i < c->n_locks; i++)
-			c->locks[i].pids = &c->state[i].pid;
-	}
-	if ((c->n_locks + 1) * 2 > c->index_size &&
-	    index_rebuild(c, c->index_size * 2))
+	if (lt_grow((void **)&c->locks, &c->cap_locks, i + 1,
+		    sizeof(*c->locks)) ||
+	    lt_grow((void **)&c->lstate, &c->cap_lstate, i + 1,
+		    sizeof(*c->lstate)))
 		return -ENOMEM;
-
-	i = c->n_locks++;
+	/* pids point into lstate's arrays, which do not move: re-aim only
+	 * the public copies, which may have. */
+	for (j = 0; j < i; j++)
+		c->locks[j].pids = c->lstate[j].pids;
 	l = &c->locks[i];
-	s = &c->state[i];
+	s = &c->lstate[i];
 	memset(l, 0, sizeof(*l));
 	memset(s, 0, sizeof(*s));
 	s->key = *key;
-	s->pid = key->tgid;
-	l->kind = key->class == LT_CLASS_LOCK ? LT_KIND_FUTEX :
-						LT_KIND_FUTEX_COND;
-	l->address = key->uaddr;
+	if (lt_index_add(&c->lock_ix, i, c->lstate))
+		return -ENOMEM;
+	c->n_locks++;
 	l->id = ++c->next_id;
-	snprintf(l->key, sizeof(l->key), "pid:%u:0x%llx", key->tgid,
-		 (unsigned long long)key->uaddr);
-	l->pids = &s->pid;
-	l->n_pids = 1;
-	read_comm(c, s->pid, l->comm);
-	name_lock(c, key, l->name, sizeof(l->name));
+	l->kind = key->kind < LT_KIND_NR ? (enum lt_kind)key->kind :
+					   LT_KIND_FUTEX;
+	if (key->kind <= LT_PK_FUTEX_PI || key->kind == LT_PK_FUTEX_COND) {
+		l->address = key->start;
+		if (key->shared) {
+			l->dev = key->dev_or_tgid;
+			l->ino = key->ino;
+		}
+	} else {
+		l->dev = key->dev_or_tgid;
+		l->ino = key->ino;
+		l->end = key->end;
+	}
+	l->start = key->start;
+	return (ssize_t)i;
+}
 
-	size_t slot = hash_key(key) & (c->index_size - 1);
-	while (c->index[slot])
-		slot = (slot + 1) & (c->index_size - 1);
-	c->index[slot] = i + 1;
+static void hist_delta(uint64_t *out, uint64_t *total, const __u64 *now,
+		       const __u64 *before)
+{
+	size_t b;
+
+	for (b = 0; b < LT_HIST_SLOTS; b++) {
+		out[b] = diff(now[b], before[b]);
+		total[b] += out[b];
+	}
+}
+
+#define DELTA(field)                                            \
+	do {                                                    \
+		l->delta.field = diff(sum.field, s->raw.field); \
+		l->total.field += l->delta.field;               \
+	} while (0)
+
+static int merge_lock(struct lt_collector *c, const void *key,
+		      const void *value)
+{
+	const struct lt_lock_stat *percpu = value;
+	struct lt_lock_stat sum = { 0 };
+	__u64 epoch = c->futex->bss->epoch - 1;
+	uint64_t max_now = 0;
+	struct lock_state *s;
+	struct lt_lock *l;
+	ssize_t i;
+	int cpu, b;
+
+	i = lt_index_find(&c->lock_ix, key, c->lstate);
+	if (i < 0)
+		i = lock_add(c, key);
+	if (i < 0)
+		return (int)i;
+	l = &c->locks[i];
+	s = &c->lstate[i];
+
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		const struct lt_lock_stat *v = &percpu[cpu];
+
+		sum.waits += v->waits;
+		sum.wait_ns += v->wait_ns;
+		sum.contended += v->contended;
+		sum.acquires += v->acquires;
+		sum.trylock_failures += v->trylock_failures;
+		sum.hold_ns += v->hold_ns;
+		sum.wakes += v->wakes;
+		sum.timeouts += v->timeouts;
+		sum.interrupted += v->interrupted;
+		sum.value_changed += v->value_changed;
+		sum.owner_died += v->owner_died;
+		sum.deadlocks += v->deadlocks;
+		sum.io_under_lock_ns += v->io_under_lock_ns;
+		for (b = 0; b < LT_HIST_SLOTS; b++) {
+			sum.hist[b] += v->hist[b];
+			sum.hold_hist[b] += v->hold_hist[b];
+		}
+		if (v->max_epoch >= epoch && v->max_ns > max_now)
+			max_now = v->max_ns;
+		if (v->max_total_ns > sum.max_total_ns)
+			sum.max_total_ns = v->max_total_ns;
+		if (v->max_hold_ns > sum.max_hold_ns)
+			sum.max_hold_ns = v->max_hold_ns;
+		if (v->last_holder)
+			sum.last_holder = v->last_holder;
+	}
+
+	DELTA(waits);
+	DELTA(wait_ns);
+	DELTA(contended);
+	DELTA(acquires);
+	DELTA(trylock_failures);
+	DELTA(hold_ns);
+	DELTA(wakes);
+	DELTA(timeouts);
+	DELTA(interrupted);
+	DELTA(value_changed);
+	DELTA(owner_died);
+	DELTA(io_under_lock_ns);
+	hist_delta(l->delta.wait_hist, l->total.wait_hist, sum.hist,
+		   s->raw.hist);
+	hist_delta(l->delta.hold_hist, l->total.hold_hist, sum.hold_hist,
+		   s->raw.hold_hist);
+	l->delta.max_wait_ns = l->delta.waits ? max_now : 0;
+	if (sum.max_total_ns > l->total.max_wait_ns)
+		l->total.max_wait_ns = sum.max_total_ns;
+	if (l->delta.max_wait_ns > l->total.max_wait_ns)
+		l->total.max_wait_ns = l->delta.max_wait_ns;
+	/* A per-interval hold maximum needs an epoch too; the total one is
+	 * exact and bounds it. */
+	l->delta.max_hold_ns = l->delta.hold_ns ? sum.max_hold_ns : 0;
+	l->total.max_hold_ns = sum.max_hold_ns;
+	if (sum.last_holder)
+		s->raw.last_holder = sum.last_holder;
+	sum.last_holder = s->raw.last_holder;
+	s->raw = sum;
+	return 0;
+}
+
+/* ---- processes and holders ---- */
+
+static pid_t tgid_of(struct lt_collector *c, __u32 tid)
+{
+	struct tid_entry key = { .tid = tid };
+	char path[64], line[128];
+	ssize_t i;
+	FILE *f;
+	pid_t tgid = 0;
+
+	i = lt_index_find(&c->tid_ix, &key, c->tids);
+	if (i >= 0)
+		return c->tids[i].tgid;
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (tgid <= 0)
+		return (pid_t)tid; /* gone: a pid is the best guess */
+	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
+		     sizeof(*c->tids))) {
+		c->tids[c->n_tids].tid = tid;
+		c->tids[c->n_tids].tgid = tgid;
+		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
+			c->n_tids++;
+	}
+	return tgid;
+}
+
+static ssize_t proc_of(struct lt_collector *c, pid_t pid)
+{
+	struct proc_state key = { .tgid = (__u32)pid };
+	ssize_t i = lt_index_find(&c->proc_ix, &key, c->pstate);
+	struct lt_proc *p;
+
+	if (i >= 0)
+		return i;
+	i = (ssize_t)c->n_procs;
+	if (lt_grow((void **)&c->procs, &c->cap_procs, i + 1,
+		    sizeof(*c->procs)) ||
+	    lt_grow((void **)&c->pstate, &c->cap_pstate, i + 1,
+		    sizeof(*c->pstate)))
+		return -ENOMEM;
+	memset(&c->pstate[i], 0, sizeof(c->pstate[i]));
+	c->pstate[i].tgid = (__u32)pid;
+	if (lt_index_add(&c->proc_ix, i, c->pstate))
+		return -ENOMEM;
+	c->n_procs++;
+	p = &c->procs[i];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	read_comm(c, pid, p->comm);
 	return i;
 }
 
-static uint64_t diff(uint64_t now, uint64_t before)
+/* Keeps the top LT_TOP_PARTIES by ns, merging one process's threads. */
+static void add_party(struct lt_party *top, size_t *n, pid_t pid,
+		      const char *comm, uint64_t count, uint64_t ns)
 {
-	/* A counter below its last value was recreated: count it anew. */
-	return now >= before ? now - before : now;
-}
+	struct lt_party p;
+	size_t i, j;
 
-static void merge_entry(struct lt_collector *c, size_t i,
-			const struct lt_futex_stat *percpu, __u64 epoch)
-{
-	struct lock_state *s = &c->state[i];
-	struct lt_lock *l = &c->locks[i];
-	uint64_t waits = 0, wait_ns = 0, max_now = 0, max_total = 0;
-	uint64_t hist[LT_HIST_SLOTS] = { 0 };
-	int cpu, b;
-
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		const struct lt_futex_stat *v = &percpu[cpu];
-
-		waits += v->waits;
-		wait_ns += v->wait_ns;
-		for (b = 0; b < LT_HIST_SLOTS; b++)
-			hist[b] += v->hist[b];
-		if (v->max_epoch >= epoch && v->max_ns > max_now)
-			max_now = v->max_ns;
-		if (v->max_total_ns > max_total)
-			max_total = v->max_total_ns;
-	}
-
-	l->delta.waits = diff(waits, s->raw_waits);
-	l->delta.wait_ns = diff(wait_ns, s->raw_wait_ns);
-	for (b = 0; b < LT_HIST_SLOTS; b++) {
-		l->delta.wait_hist[b] = diff(hist[b], s->raw_hist[b]);
-		l->total.wait_hist[b] += l->delta.wait_hist[b];
-	}
-	l->delta.max_wait_ns = l->delta.waits ? max_now : 0;
-	l->total.waits += l->delta.waits;
-	l->total.wait_ns += l->delta.wait_ns;
-	if (max_total > l->total.max_wait_ns)
-		l->total.max_wait_ns = max_total;
-	if (l->delta.max_wait_ns > l->total.max_wait_ns)
-		l->total.max_wait_ns = l->delta.max_wait_ns;
-
-	s->raw_waits = waits;
-	s->raw_wait_ns = wait_ns;
-	memcpy(s->raw_hist, hist, sizeof(hist));
-}
-
-static int read_locks(struct lt_collector *c, __u64 epoch)
-{
-	int fd = bpf_map__fd(c->skel->maps.stat_map);
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct lt_futex_key out_batch;
-	bool first = true, done = false;
-	__u32 count, k;
-	ssize_t i;
-	int err;
-
-	while (!done) {
-		count = BATCH_ENTRIES;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &out_batch,
-					   &out_batch, c->keys, c->values,
-					   &count, &opts);
-		if (err == -ENOENT)
-			done = true;
-		else if (err)
-			return err;
-		first = false;
-		for (k = 0; k < count; k++) {
-			i = lock_find(c, &c->keys[k]);
-			if (i < 0)
-				i = lock_add(c, &c->keys[k]);
-			if (i < 0)
-				return (int)i;
-			merge_entry(c, i, &c->values[(size_t)k * c->ncpus],
-				    epoch);
+	for (i = 0; i < *n; i++) {
+		if (top[i].pid == pid) {
+			top[i].count += count;
+			top[i].ns += ns;
+			p = top[i];
+			/* bubble up */
+			for (j = i; j > 0 && top[j - 1].ns < p.ns; j--)
+				top[j] = top[j - 1];
+			top[j] = p;
+			return;
 		}
+	}
+	if (*n == LT_TOP_PARTIES && top[*n - 1].ns >= ns)
+		return;
+	if (*n < LT_TOP_PARTIES)
+		(*n)++;
+	for (j = *n - 1; j > 0 && top[j - 1].ns < ns; j--)
+		top[j] = top[j - 1];
+	top[j].pid = pid;
+	snprintf(top[j].comm, sizeof(top[j].comm), "%s", comm);
+	top[j].count = count;
+	top[j].ns = ns;
+}
+
+static int add_pid(struct lock_state *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_pids; i++)
+		if (s->pids[i] == pid)
+			return 0;
+	if (lt_grow((void **)&s->pids, &s->cap_pids, s->n_pids + 1,
+		    sizeof(*s->pids)))
+		return -ENOMEM;
+	s->pids[s->n_pids++] = pid;
+	return 0;
+}
+
+static int merge_party(struct lt_collector *c, const void *key,
+		       const void *value)
+{
+	const struct lt_party_key *pk = key;
+	const struct lt_party_stat *percpu = value;
+	uint64_t count = 0, ns = 0;
+	struct lt_lock *l;
+	struct proc_state *ps;
+	ssize_t i, p;
+	pid_t pid;
+	int cpu;
+
+	i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
+	if (i < 0)
+		return 0; /* wakes on a lock nobody waited on yet */
+	l = &c->locks[i];
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		count += percpu[cpu].count;
+		ns += percpu[cpu].ns;
+	}
+	pid = pk->role == LT_ROLE_HOLDER ? tgid_of(c, pk->tgid) :
+					   (pid_t)pk->tgid;
+	p = proc_of(c, pid);
+	if (p < 0)
+		return (int)p;
+	if (pk->role == LT_ROLE_HOLDER) {
+		add_party(l->holders, &l->n_holders, pid, c->procs[p].comm,
+			  count, ns);
+		return 0;
+	}
+	add_party(l->waiters, &l->n_waiters, pid, c->procs[p].comm, count, ns);
+	if (add_pid(&c->lstate[i], pid))
+		return -ENOMEM;
+	if (!lt_kind_is_lock(l->kind))
+		return 0;
+	ps = &c->pstate[p];
+	ps->now_waits += count;
+	ps->now_wait_ns += ns;
+	if (ns > ps->top_ns) {
+		ps->top_ns = ns;
+		c->procs[p].top_lock = l->id;
 	}
 	return 0;
 }
 
+static int read_parties(struct lt_collector *c)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < c->n_locks; i++) {
+		c->locks[i].n_holders = 0;
+		c->locks[i].n_waiters = 0;
+	}
+	for (i = 0; i < c->n_procs; i++) {
+		c->pstate[i].now_waits = 0;
+		c->pstate[i].now_wait_ns = 0;
+		c->pstate[i].top_ns = 0;
+	}
+	err = for_each_entry(c, bpf_map__fd(c->futex->maps.parties),
+			     sizeof(struct lt_party_key),
+			     sizeof(struct lt_party_stat), true, merge_party,
+			     NULL);
+	if (err)
+		return err;
+	for (i = 0; i < c->n_procs; i++) {
+		struct proc_state *ps = &c->pstate[i];
+		struct lt_proc *p = &c->procs[i];
+
+		p->delta.waits = diff(ps->now_waits, ps->raw_waits);
+		p->delta.wait_ns = diff(ps->now_wait_ns, ps->raw_wait_ns);
+		p->total.waits = ps->now_waits;
+		p->total.wait_ns = ps->now_wait_ns;
+		ps->raw_waits = ps->now_waits;
+		ps->raw_wait_ns = ps->now_wait_ns;
+	}
+	return 0;
+}
+
+/* ---- in-flight waits: waiters now, the wait-for graph ---- */
+
+static int merge_inflight(struct lt_collector *c, const void *key,
+			  const void *value)
+{
+	const struct lt_inflight *in = value;
+	uint64_t now = mono_ns();
+	struct lt_lock *l;
+	ssize_t i;
+
+	(void)key;
+	i = lt_index_find(&c->lock_ix, &in->lock, c->lstate);
+	if (i < 0)
+		return 0;
+	l = &c->locks[i];
+	l->waiters_now++;
+	if (!in->holder || !lt_kind_is_lock(l->kind) || now < in->ts ||
+	    now - in->ts < CYCLE_MIN_AGE_NS)
+		return 0;
+	if (lt_grow((void **)&c->edges, &c->cap_edges, c->n_edges + 1,
+		    sizeof(*c->edges)))
+		return -ENOMEM;
+	c->edges[c->n_edges].waiter = (pid_t)in->tgid;
+	c->edges[c->n_edges].holder = tgid_of(c, in->holder);
+	c->edges[c->n_edges].lock = l->id;
+	c->n_edges++;
+	return 0;
+}
+
+static const struct edge *edge_from(const struct lt_collector *c, pid_t w,
+				    size_t skip)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_edges; i++)
+		if (c->edges[i].waiter == w && !skip--)
+			return &c->edges[i];
+	return NULL;
+}
+
+static bool cycle_known(const struct lt_collector *c, pid_t lowest)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->n_deadlocks; i++)
+		for (j = 0; j < c->deadlocks[i].n; j++)
+			if (c->deadlocks[i].pids[j] == lowest)
+				return true;
+	return false;
+}
+
+/*
+ * Follows waiter -> holder from each waiter; returning to the start is a
+ * deadlock. Each process waits on few locks, so a walk that takes each
+ * process's first edge finds the cycles that matter.
+ */
+static void find_cycles(struct lt_collector *c)
+{
+	struct lt_deadlock d;
+	size_t i, k;
+
+	c->n_deadlocks = 0;
+	for (i = 0; i < c->n_edges; i++) {
+		pid_t start = c->edges[i].waiter, at = start, lowest = start;
+		const struct edge *e = &c->edges[i];
+
+		memset(&d, 0, sizeof(d));
+		for (k = 0; k < LT_CYCLE_MAX; k++) {
+			d.pids[d.n] = at;
+			d.locks[d.n] = e->lock;
+			d.n++;
+			if (at < lowest)
+				lowest = at;
+			at = e->holder;
+			if (at == start || at <= 0)
+				break;
+			e = edge_from(c, at, 0);
+			if (!e)
+				break;
+		}
+		if (at != start || d.n < 2 || cycle_known(c, lowest))
+			continue;
+		if (lt_grow((void **)&c->deadlocks, &c->cap_deadlocks,
+			    c->n_deadlocks + 1, sizeof(*c->deadlocks)))
+			return;
+		for (k = 0; k < d.n; k++)
+			read_comm(c, d.pids[k], d.comms[k]);
+		c->deadlocks[c->n_deadlocks++] = d;
+	}
+}
+
+static int read_inflight(struct lt_collector *c)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < c->n_locks; i++)
+		c->locks[i].waiters_now = 0;
+	c->n_edges = 0;
+	err = for_each_entry(c, bpf_map__fd(c->futex->maps.inflight),
+			     sizeof(__u32), sizeof(struct lt_inflight), false,
+			     merge_inflight, NULL);
+	if (err)
+		return err;
+	find_cycles(c);
+	return 0;
+}
+
+/* ---- files ---- */
+
+static int merge_file(struct lt_collector *c, const void *key,
+		      const void *value)
+{
+	const struct lt_file_stat *percpu = value;
+	struct lt_file_stat sum = { 0 };
+	struct file_state *s;
+	struct lt_file *f;
+	ssize_t i;
+	int cpu, b;
+
+	i = lt_index_find(&c->file_ix, key, c->fstate);
+	if (i < 0) {
+		struct lt_file_where w;
+
+		i = (ssize_t)c->n_files;
+		if (lt_grow((void **)&c->files, &c->cap_files, i + 1,
+			    sizeof(*c->files)) ||
+		    lt_grow((void **)&c->fstate, &c->cap_fstate, i + 1,
+			    sizeof(*c->fstate)))
+			return -ENOMEM;
+		memset(&c->fstate[i], 0, sizeof(c->fstate[i]));
+		memcpy(&c->fstate[i].key, key, sizeof(c->fstate[i].key));
+		if (lt_index_add(&c->file_ix, i, c->fstate))
+			return -ENOMEM;
+		c->n_files++;
+		f = &c->files[i];
+		memset(f, 0, sizeof(*f));
+		f->dev = c->fstate[i].key.dev;
+		f->ino = c->fstate[i].key.ino;
+		if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_where),
+					key, &w)) {
+			snprintf(f->name, sizeof(f->name), "inode %llu",
+				 (unsigned long long)f->ino);
+		} else if (!fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
+				    sizeof(f->name))) {
+			w.name[sizeof(w.name) - 1] = '\0';
+			snprintf(f->name, sizeof(f->name), "%s", w.name);
+		}
+	}
+	f = &c->files[i];
+	s = &c->fstate[i];
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		const struct lt_file_stat *v = &percpu[cpu];
+
+		sum.reads += v->reads;
+		sum.writes += v->writes;
+		sum.read_bytes += v->read_bytes;
+		sum.write_bytes += v->write_bytes;
+		sum.io_ns += v->io_ns;
+		sum.io_under_lock_ns += v->io_under_lock_ns;
+		for (b = 0; b < LT_HIST_SLOTS; b++)
+			sum.hist[b] += v->hist[b];
+	}
+#define FDELTA(field)                                           \
+	do {                                                    \
+		f->delta.field = diff(sum.field, s->raw.field); \
+		f->total.field += f->delta.field;               \
+	} while (0)
+	FDELTA(reads);
+	FDELTA(writes);
+	FDELTA(read_bytes);
+	FDELTA(write_bytes);
+	FDELTA(io_ns);
+	FDELTA(io_under_lock_ns);
+#undef FDELTA
+	hist_delta(f->delta.io_hist, f->total.io_hist, sum.hist, s->raw.hist);
+	for (b = 0; b < LT_HIST_SLOTS; b++)
+		c->snap.io_hist_delta[b] += f->delta.io_hist[b];
+	s->raw = sum;
+	return 0;
+}
+
+/* ---- cost ---- */
+
+static void prog_cost(struct bpf_object *obj, struct lt_probe_cost *pc)
+{
+	struct bpf_program *prog;
+	uint64_t cnt = 0, ns = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		cnt += info.run_cnt;
+		ns += info.run_time_ns;
+	}
+	pc->delta_cnt = diff(cnt, pc->run_cnt);
+	pc->delta_ns = diff(ns, pc->run_ns);
+	pc->run_cnt = cnt;
+	pc->run_ns = ns;
+}
+
+static void read_cost(struct lt_collector *c)
+{
+	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
+					      c->fileio->obj };
+	uint64_t ns = 0;
+	size_t i;
+
+	c->snap.events_delta = 0;
+	c->snap.events_total = 0;
+	for (i = 0; i < PROBE_NR; i++) {
+		prog_cost(objs[i], &c->probes[i]);
+		c->snap.events_delta += c->probes[i].delta_cnt;
+		c->snap.events_total += c->probes[i].run_cnt;
+		ns += c->probes[i].delta_ns;
+	}
+	c->snap.cpu_percent =
+		c->snap.interval_s > 0 ? ns / (c->snap.interval_s * 1e7) : 0;
+}
+
 static uint64_t read_drops(struct lt_collector *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.drops);
+	int fd = bpf_map__fd(c->futex->maps.drops);
 	uint64_t total = 0, *vals;
 	__u32 r;
 	int cpu;
@@ -351,28 +945,19 @@ static uint64_t read_drops(struct lt_collector *c)
 	return total;
 }
 
+/* ---- the read ---- */
+
 int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 {
 	struct timespec now, wall;
-	__u64 epoch;
 	uint64_t drops;
 	size_t i;
 	int err;
 
 	/* Waits that end from here on belong to the next interval's max. */
-	epoch = __atomic_fetch_add(&c->skel->bss->epoch, 1, __ATOMIC_RELAXED);
-
-	for (i = 0; i < c->n_locks; i++)
-		memset(&c->locks[i].delta, 0, sizeof(c->locks[i].delta));
-	err = read_locks(c, epoch);
-	forget_vmas(c);
-	if (err)
-		return err;
-
-	drops = read_drops(c);
-	c->snap.drops_delta = diff(drops, c->drops_raw);
-	c->snap.drops_total += c->snap.drops_delta;
-	c->drops_raw = drops;
+	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -380,11 +965,73 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	c->snap.interval_s = ts_diff(&now, &c->last_read);
 	c->snap.elapsed_s = ts_diff(&now, &c->opened);
 	c->last_read = now;
+
+	for (i = 0; i < c->n_locks; i++)
+		memset(&c->locks[i].delta, 0, sizeof(c->locks[i].delta));
+	for (i = 0; i < c->n_files; i++)
+		memset(&c->files[i].delta, 0, sizeof(c->files[i].delta));
+	memset(c->snap.io_hist_delta, 0, sizeof(c->snap.io_hist_delta));
+
+	err = for_each_entry(c, bpf_map__fd(c->futex->maps.stat_map),
+			     sizeof(struct lt_lock_key),
+			     sizeof(struct lt_lock_stat), true, merge_lock,
+			     NULL);
+	if (!err)
+		err = read_parties(c);
+	if (!err)
+		err = read_inflight(c);
+	if (!err)
+		err = for_each_entry(c, bpf_map__fd(c->fileio->maps.file_stat),
+				     sizeof(struct lt_file_key),
+				     sizeof(struct lt_file_stat), true,
+				     merge_file, NULL);
+	if (err) {
+		forget_vmas(c);
+		return err;
+	}
+
+	memset(c->snap.kind_delta, 0, sizeof(c->snap.kind_delta));
+	memset(c->snap.kind_total, 0, sizeof(c->snap.kind_total));
+	for (i = 0; i < c->n_locks; i++) {
+		struct lt_lock *l = &c->locks[i];
+		struct lock_state *s = &c->lstate[i];
+
+		if (!s->named)
+			name_lock(c, i);
+		l->pids = s->pids;
+		l->n_pids = s->n_pids;
+		if (s->raw.last_holder) {
+			l->holder = tgid_of(c, (__u32)s->raw.last_holder);
+			read_comm(c, l->holder, l->holder_comm);
+		}
+		c->snap.kind_delta[l->kind].waits += l->delta.waits;
+		c->snap.kind_delta[l->kind].wait_ns += l->delta.wait_ns;
+		c->snap.kind_total[l->kind].waits += l->total.waits;
+		c->snap.kind_total[l->kind].wait_ns += l->total.wait_ns;
+	}
+	forget_vmas(c);
+
+	drops = read_drops(c);
+	c->snap.drops_delta = diff(drops, c->drops_raw);
+	c->snap.drops_total += c->snap.drops_delta;
+	c->drops_raw = drops;
+	read_cost(c);
+
 	c->snap.n_locks = c->n_locks;
 	c->snap.locks = c->locks;
+	c->snap.n_procs = c->n_procs;
+	c->snap.procs = c->procs;
+	c->snap.n_files = c->n_files;
+	c->snap.files = c->files;
+	c->snap.n_probes = PROBE_NR;
+	c->snap.probes = c->probes;
+	c->snap.n_deadlocks = c->n_deadlocks;
+	c->snap.deadlocks = c->deadlocks;
 	*snap = &c->snap;
 	return 0;
 }
+
+/* ---- pacing ---- */
 
 static void ts_add_ms(struct timespec *ts, unsigned int ms)
 {
@@ -426,6 +1073,8 @@ void lt_collector_set_interval(struct lt_collector *c, unsigned int ms)
 	c->interval_ms = ms ? ms : 1000;
 }
 
+/* ---- open and close ---- */
+
 static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 		      size_t err_len)
 {
@@ -436,13 +1085,62 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 		snprintf(err, err_len, "no process with PID %d", pid);
 		return -ESRCH;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.traced), &key, &one,
+	if (bpf_map_update_elem(bpf_map__fd(c->futex->maps.traced), &key, &one,
 				BPF_ANY)) {
 		snprintf(err, err_len, "cannot trace PID %d: %s", pid,
 			 strerror(errno));
 		return -errno;
 	}
 	return 0;
+}
+
+/* Makes obj count into the futex object's maps. */
+static int share_maps(struct lt_collector *c, struct bpf_object *obj)
+{
+	static const char *const shared[] = { "stat_map",    "parties",
+					      "inflight",    "traced",
+					      "comms",	     "drops",
+					      "thread_lock", "wheres" };
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		struct bpf_map *to =
+			bpf_object__find_map_by_name(obj, shared[i]);
+		struct bpf_map *from =
+			bpf_object__find_map_by_name(c->futex->obj, shared[i]);
+
+		if (!to || !from)
+			continue;
+		err = bpf_map__reuse_fd(to, bpf_map__fd(from));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+#define SET_TARGETS(skel, opts)                                   \
+	do {                                                      \
+		(skel)->rodata->targ_filter = (opts)->n_pids > 0; \
+		(skel)->rodata->targ_self = getpid();             \
+	} while (0)
+
+static int load_error(char *err, size_t len, const char *what, int ret)
+{
+	snprintf(err, len,
+		 "the kernel refused the %s probe: %s (run with -v for the "
+		 "verifier's log)",
+		 what, strerror(-ret));
+	return ret;
+}
+
+static int attach_error(char *err, size_t len, const char *what, int ret)
+{
+	snprintf(err, len,
+		 "cannot attach the %s probe: %s (is tracefs mounted at "
+		 "/sys/kernel/tracing?)",
+		 what, strerror(-ret));
+	return ret;
 }
 
 int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
@@ -456,6 +1154,12 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	verbose_libbpf = opts->verbose;
 	libbpf_set_print(libbpf_print);
 
+	if (opts->stacks) {
+		snprintf(err, err_len,
+			 "stack capture is not available in "
+			 "this build");
+		return -ENOTSUP;
+	}
 	ret = lt_check_environment(err, err_len);
 	if (ret)
 		return ret;
@@ -463,40 +1167,58 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->stats_fd = -1;
 	c->interval_ms = opts->interval_ms ? opts->interval_ms : 1000;
 	c->ncpus = libbpf_num_possible_cpus();
-	if (c->ncpus <= 0) {
-		ret = c->ncpus ? c->ncpus : -EINVAL;
-		snprintf(err, err_len, "cannot count CPUs: %s", strerror(-ret));
-		goto cleanup;
-	}
-	c->keys = calloc(BATCH_ENTRIES, sizeof(*c->keys));
-	c->values =
-		calloc((size_t)BATCH_ENTRIES * c->ncpus, sizeof(*c->values));
+	for (i = 0; i < PROBE_NR; i++)
+		snprintf(c->probes[i].name, sizeof(c->probes[i].name), "%s",
+			 probe_names[i]);
 	ret = -ENOMEM;
-	if (!c->keys || !c->values || index_rebuild(c, 1024)) {
+	if (c->ncpus <= 0 ||
+	    lt_index_init(&c->lock_ix, sizeof(struct lt_lock_key),
+			  sizeof(struct lock_state)) ||
+	    lt_index_init(&c->proc_ix, sizeof(__u32),
+			  sizeof(struct proc_state)) ||
+	    lt_index_init(&c->file_ix, sizeof(struct lt_file_key),
+			  sizeof(struct file_state)) ||
+	    lt_index_init(&c->tid_ix, sizeof(__u32),
+			  sizeof(struct tid_entry))) {
 		snprintf(err, err_len, "out of memory");
 		goto cleanup;
 	}
 
-	/* Open the BPF object and set what must be fixed before load */
-	c->skel = futex_bpf__open();
-	if (!c->skel) {
+	/* Open the BPF objects and set what must be fixed before load */
+	c->futex = futex_bpf__open();
+	c->filelock = filelock_bpf__open();
+	c->fileio = fileio_bpf__open();
+	if (!c->futex || !c->filelock || !c->fileio) {
 		ret = -errno;
-		snprintf(err, err_len, "cannot open the futex probe: %s",
+		snprintf(err, err_len, "cannot open the probes: %s",
 			 strerror(errno));
 		goto cleanup;
 	}
-	c->skel->rodata->targ_filter = opts->n_pids > 0;
-	c->skel->rodata->targ_self = getpid();
+	SET_TARGETS(c->futex, opts);
+	SET_TARGETS(c->filelock, opts);
+	SET_TARGETS(c->fileio, opts);
 
-	/* Load & verify BPF programs */
-	ret = futex_bpf__load(c->skel);
+	/* Load & verify: the futex object first, it owns the shared maps */
+	ret = futex_bpf__load(c->futex);
 	if (ret) {
-		snprintf(err, err_len,
-			 "the kernel refused the futex probe: %s (run with -v "
-			 "for the verifier's log)",
-			 strerror(-ret));
+		load_error(err, err_len, "futex", ret);
+		goto cleanup;
+	}
+	ret = share_maps(c, c->filelock->obj);
+	if (!ret)
+		ret = filelock_bpf__load(c->filelock);
+	if (ret) {
+		load_error(err, err_len, "file lock", ret);
+		goto cleanup;
+	}
+	ret = share_maps(c, c->fileio->obj);
+	if (!ret)
+		ret = fileio_bpf__load(c->fileio);
+	if (ret) {
+		load_error(err, err_len, "pread", ret);
 		goto cleanup;
 	}
 
@@ -507,13 +1229,23 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 			goto cleanup;
 	}
 
+	/* The probes' own cost; the kernel turns this off when fd closes */
+	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
 	/* Attach tracepoint handlers */
-	ret = futex_bpf__attach(c->skel);
+	ret = futex_bpf__attach(c->futex);
 	if (ret) {
-		snprintf(err, err_len,
-			 "cannot attach the futex probe: %s (is tracefs "
-			 "mounted at /sys/kernel/tracing?)",
-			 strerror(-ret));
+		attach_error(err, err_len, "futex", ret);
+		goto cleanup;
+	}
+	ret = filelock_bpf__attach(c->filelock);
+	if (ret) {
+		attach_error(err, err_len, "file lock", ret);
+		goto cleanup;
+	}
+	ret = fileio_bpf__attach(c->fileio);
+	if (ret) {
+		attach_error(err, err_len, "pread", ret);
 		goto cleanup;
 	}
 
@@ -530,14 +1262,33 @@ cleanup:
 
 void lt_collector_close(struct lt_collector *c)
 {
+	size_t i;
+
 	if (!c)
 		return;
-	futex_bpf__destroy(c->skel);
+	/* Detach first: nothing may run while the rest is freed. */
+	fileio_bpf__destroy(c->fileio);
+	filelock_bpf__destroy(c->filelock);
+	futex_bpf__destroy(c->futex);
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
 	forget_vmas(c);
-	free(c->keys);
-	free(c->values);
+	for (i = 0; i < c->n_locks; i++)
+		free(c->lstate[i].pids);
 	free(c->locks);
-	free(c->state);
-	free(c->index);
+	free(c->lstate);
+	free(c->procs);
+	free(c->pstate);
+	free(c->files);
+	free(c->fstate);
+	free(c->tids);
+	free(c->edges);
+	free(c->deadlocks);
+	free(c->keybuf);
+	free(c->valbuf);
+	lt_index_free(&c->lock_ix);
+	lt_index_free(&c->proc_ix);
+	lt_index_free(&c->file_ix);
+	lt_index_free(&c->tid_ix);
 	free(c);
 }

@@ -28,13 +28,13 @@ int lt_parse_maps_line(const char *line, struct lt_vma *vma);
 void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 		     size_t len);
 
-struct lt_futex_where;
+struct lt_where;
 
 /*
- * A name from what the probe saw at the first wait. Returns false when
- * only the full path, from /proc, would do (a shared file).
+ * A futex's name from what the probe saw at the first wait. Returns
+ * false when only the full path, from /proc, would do (a shared file).
  */
-bool lt_name_where(const struct lt_futex_where *w, uint64_t addr, char *buf,
+bool lt_name_where(const struct lt_where *w, uint64_t addr, char *buf,
 		   size_t len);
 
 /* The mappings of one process, sorted by address. */
@@ -47,5 +47,25 @@ struct lt_vmas {
 int lt_vmas_load(pid_t pid, struct lt_vmas *out);
 const struct lt_vma *lt_vmas_find(const struct lt_vmas *vmas, uint64_t addr);
 void lt_vmas_free(struct lt_vmas *vmas);
+
+/* An index from keys at the start of fixed-size entries to positions. */
+struct lt_index {
+	uint32_t *slot; /* position + 1, 0 for empty */
+	size_t size; /* a power of two */
+	size_t n;
+	size_t key_len;
+	size_t stride; /* bytes from one entry to the next */
+};
+
+int lt_index_init(struct lt_index *ix, size_t key_len, size_t stride);
+void lt_index_free(struct lt_index *ix);
+/* The position of key among the entries at base, or -1. */
+ssize_t lt_index_find(const struct lt_index *ix, const void *key,
+		      const void *base);
+/* Indexes entry i (its key already in place at base). */
+int lt_index_add(struct lt_index *ix, size_t i, const void *base);
+
+/* Grows a zero-filled array to hold need elements. */
+int lt_grow(void **array, size_t *cap, size_t need, size_t elem);
 
 #endif /* LOCKTOP_COLLECTOR_INTERNAL_H */

@@ -71,7 +71,7 @@ void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 		 addr - vma->start + vma->pgoff);
 }
 
-bool lt_name_where(const struct lt_futex_where *w, uint64_t addr, char *buf,
+bool lt_name_where(const struct lt_where *w, uint64_t addr, char *buf,
 		   size_t len)
 {
 	if (w->flags & LT_VMA_FILE) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * futex waits, aggregated in the kernel per lock.
+ * futex waits and wakes, aggregated in the kernel per lock.
  *
- * sys_enter_futex stamps the thread's start time and the lock address;
- * sys_exit_futex adds the elapsed time to that lock's per-CPU entry.
+ * sys_enter_futex resolves the lock's identity and stamps the wait;
+ * sys_exit_futex adds the elapsed time to that lock's per-CPU entry and
+ * credits the waiter and, where the futex word names one, the holder.
  * Only the contended path of a futex mutex enters the kernel, so an
  * uncontended lock costs nothing here.
  */
@@ -11,143 +12,62 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
 #include "futex.h"
 
 #define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_REQUEUE 3
+#define FUTEX_CMP_REQUEUE 4
+#define FUTEX_WAKE_OP 5
+#define FUTEX_LOCK_PI 6
+#define FUTEX_UNLOCK_PI 7
+#define FUTEX_TRYLOCK_PI 8
 #define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAKE_BITSET 10
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_CMP_REQUEUE_PI 12
+#define FUTEX_LOCK_PI2 13
 #define FUTEX_PRIVATE_FLAG 128
 #define FUTEX_CLOCK_REALTIME 256
 #define FUTEX_CMD_MASK ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)
 #define FUTEX_WAITERS 0x80000000U
+#define FUTEX_OWNER_DIED 0x40000000U
 #define FUTEX_TID_MASK 0x3fffffffU
+#define FUTEX2_PRIVATE 128
+#define EOWNERDEAD 130
 
-const volatile bool targ_filter = false; /* only the `traced` set */
-const volatile __u32 targ_self = 0; /* our own tgid, never traced */
+/* lt_inflight.flags */
+#define IF_ROBUST 1 /* the word carried an owner: check OWNER_DIED after */
 
-/* Advanced by the collector once per interval; see struct lt_futex_stat. */
-__u64 epoch = 0;
-
-struct wait_start {
-	__u64 ts;
+/* (tgid, address) -> lock identity, so only a lock's first wait looks. */
+struct ident_key {
 	__u64 uaddr;
-	__u32 class;
+	__u32 tgid;
+	__u32 pad;
 };
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, struct ident_key);
+	__type(value, struct lt_lock_key);
+} ident SEC(".maps");
+
+/*
+ * The lock address a thread waited on since it last woke anyone: its
+ * waits until its own unlock (a wake) are one contended acquisition.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LT_MAX_THREADS);
 	__type(key, __u32);
-	__type(value, struct wait_start);
-} start SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, LT_MAX_LOCKS);
-	__type(key, struct lt_futex_key);
-	__type(value, struct lt_futex_stat);
-} stat_map SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_TRACED);
-	__type(key, __u32);
-	__type(value, __u8);
-} traced SEC(".maps");
-
-/* Process names, written once per process so exited ones keep theirs. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, LT_MAX_TRACED);
-	__type(key, __u32);
-	__type(value, char[LT_COMM_LEN]);
-} comms SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_LOCKS);
-	__type(key, struct lt_futex_key);
-	__type(value, struct lt_futex_where);
-} wheres SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LT_DROP_NR);
-	__type(key, __u32);
 	__type(value, __u64);
-} drops SEC(".maps");
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
-
-	if (n)
-		(*n)++;
-}
-
-static __always_inline bool wanted(__u32 tgid)
-{
-	if (tgid == targ_self)
-		return false;
-	return !targ_filter || bpf_map_lookup_elem(&traced, &tgid);
-}
-
-static __always_inline __u32 log2_slot(__u64 v)
-{
-	__u32 r = 0;
-
-	/* Unrolled binary search: the verifier likes bounded shifts. */
-	if (v >> 32) {
-		v >>= 32;
-		r += 32;
-	}
-	if (v >> 16) {
-		v >>= 16;
-		r += 16;
-	}
-	if (v >> 8) {
-		v >>= 8;
-		r += 8;
-	}
-	if (v >> 4) {
-		v >>= 4;
-		r += 4;
-	}
-	if (v >> 2) {
-		v >>= 2;
-		r += 2;
-	}
-	if (v >> 1)
-		r += 1;
-	return r < LT_HIST_SLOTS ? r : LT_HIST_SLOTS - 1;
-}
-
-/*
- * glibc's lll_lock waits with value 2 ("locked, maybe waiters"); robust
- * and PI-aware code waits with the owner's TID and FUTEX_WAITERS set.
- * Anything else is an event wait: condvars, semaphores, joins.
- */
-static __always_inline __u32 classify(__u32 val)
-{
-	if (val == 2)
-		return LT_CLASS_LOCK;
-	if ((val & FUTEX_WAITERS) && (val & FUTEX_TID_MASK))
-		return LT_CLASS_LOCK;
-	return LT_CLASS_COND;
-}
-
-static __always_inline void remember_comm(__u32 tgid)
-{
-	char comm[LT_COMM_LEN];
-
-	if (bpf_map_lookup_elem(&comms, &tgid))
-		return;
-	bpf_get_current_comm(comm, sizeof(comm));
-	bpf_map_update_elem(&comms, &tgid, comm, BPF_NOEXIST);
-}
+} episode SEC(".maps");
 
 struct where_ctx {
 	__u64 addr;
-	struct lt_futex_where w;
+	struct lt_where w;
 };
 
 static long where_cb(struct task_struct *task, struct vm_area_struct *vma,
@@ -155,7 +75,7 @@ static long where_cb(struct task_struct *task, struct vm_area_struct *vma,
 {
 	struct mm_struct *mm = task->mm;
 	struct file *file = vma->vm_file;
-	struct lt_futex_where *w = &ctx->w;
+	struct lt_where *w = &ctx->w;
 
 	w->vm_start = vma->vm_start;
 	w->offset = ctx->addr - vma->vm_start + (vma->vm_pgoff << 12);
@@ -180,86 +100,271 @@ static long where_cb(struct task_struct *task, struct vm_area_struct *vma,
 }
 
 /*
- * Names the lock while its process surely lives: a short-lived process
- * may be gone before the collector reads /proc.
+ * A private futex is (process, address). A shared one is where it lives
+ * in its file or shmem object, the same in every process that maps it.
  */
-static __always_inline void remember_where(const struct lt_futex_key *key)
+static __always_inline bool identify(__u64 uaddr, __u32 tgid, bool private,
+				     __u32 kind, struct lt_lock_key *key)
 {
-	struct where_ctx ctx = { .addr = key->uaddr };
+	struct ident_key ik = { .uaddr = uaddr, .tgid = tgid };
+	struct where_ctx ctx = { .addr = uaddr };
+	struct lt_lock_key *known;
 
-	if (bpf_find_vma(bpf_get_current_task_btf(), key->uaddr, where_cb, &ctx,
-			 0))
+	__builtin_memset(key, 0, sizeof(*key));
+	key->kind = kind;
+	if (!private) {
+		known = bpf_map_lookup_elem(&ident, &ik);
+		if (known) {
+			key->dev_or_tgid = known->dev_or_tgid;
+			key->ino = known->ino;
+			key->start = known->start;
+			key->shared = known->shared;
+			return true;
+		}
+		if (!bpf_find_vma(bpf_get_current_task_btf(), uaddr, where_cb,
+				  &ctx, 0) &&
+		    (ctx.w.flags & (LT_VMA_FILE | LT_VMA_SHARED)) ==
+			    (LT_VMA_FILE | LT_VMA_SHARED)) {
+			key->dev_or_tgid = ctx.w.dev;
+			key->ino = ctx.w.ino;
+			key->start = ctx.w.offset;
+			key->shared = 1;
+		} else {
+			key->dev_or_tgid = tgid;
+			key->start = uaddr;
+		}
+		bpf_map_update_elem(&ident, &ik, key, BPF_ANY);
+		return true;
+	}
+	key->dev_or_tgid = tgid;
+	key->start = uaddr;
+	return true;
+}
+
+/* Names the lock while its process surely lives. */
+static __always_inline void remember_where(const struct lt_lock_key *key,
+					   __u64 uaddr, __u32 tgid)
+{
+	struct where_ctx ctx = { .addr = uaddr };
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), uaddr, where_cb, &ctx, 0))
 		return;
+	ctx.w.uaddr = uaddr;
+	ctx.w.tgid = tgid;
+	ctx.w.fd = -1;
 	bpf_map_update_elem(&wheres, key, &ctx.w, BPF_NOEXIST);
+}
+
+/*
+ * glibc's lll_lock waits with value 2 ("locked, maybe waiters"); robust
+ * and PI-aware code waits with the owner's TID and FUTEX_WAITERS set.
+ * Anything else is an event wait: condvars, semaphores, joins.
+ */
+static __always_inline __u32 classify(__u32 val)
+{
+	if (val == 2)
+		return LT_PK_FUTEX;
+	if ((val & FUTEX_WAITERS) && (val & FUTEX_TID_MASK))
+		return LT_PK_FUTEX;
+	return LT_PK_FUTEX_COND;
+}
+
+static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
+				      __u32 kind, __u32 cmd)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct lt_inflight in = {};
+
+	if (!wanted(tgid))
+		return 0;
+	if (kind == LT_PK_FUTEX_PI) {
+		/* The PI word is the owner's TID: read it as we block. */
+		if (bpf_probe_read_user(&val, sizeof(val), (void *)uaddr))
+			val = 0;
+		in.holder = val & FUTEX_TID_MASK;
+	} else if (kind == LT_PK_FUTEX && val != 2) {
+		in.holder = val & FUTEX_TID_MASK;
+		in.flags |= IF_ROBUST;
+	}
+	identify(uaddr, tgid, private, kind, &in.lock);
+	in.ts = bpf_ktime_get_ns();
+	in.tgid = tgid;
+	in.cmd = cmd;
+	in.uaddr = uaddr;
+	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY))
+		count_drop(LT_DROP_START_FULL);
+	return 0;
+}
+
+static __always_inline int wait_end(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct lt_inflight *in;
+	struct lt_lock_stat *st;
+	__u64 delta, uaddr, *ep;
+	bool created;
+	__u32 word;
+
+	in = bpf_map_lookup_elem(&inflight, &tid);
+	if (!in)
+		return 0;
+	delta = bpf_ktime_get_ns() - in->ts;
+	uaddr = in->uaddr;
+	st = stat_of(&in->lock, &created);
+	if (!st)
+		goto out;
+	if (created) {
+		remember_comm(tgid);
+		remember_where(&in->lock, uaddr, tgid);
+	}
+	add_wait(st, delta);
+	if (ret == -11)
+		st->value_changed++;
+	else if (ret == -110)
+		st->timeouts++;
+	else if (interrupted_ret(ret))
+		st->interrupted++;
+	else if (ret == -EOWNERDEAD)
+		st->owner_died++;
+	else if (!ret && (in->flags & IF_ROBUST) &&
+		 !bpf_probe_read_user(&word, sizeof(word), (void *)uaddr) &&
+		 (word & FUTEX_OWNER_DIED))
+		st->owner_died++;
+
+	if (in->lock.kind != LT_PK_FUTEX_COND) {
+		/* Waits until this thread's own unlock are one acquisition. */
+		ep = bpf_map_lookup_elem(&episode, &tid);
+		if (!ep || *ep != uaddr) {
+			st->contended++;
+			bpf_map_update_elem(&episode, &tid, &uaddr, BPF_ANY);
+		}
+		if (in->holder) {
+			st->last_holder = in->holder;
+			credit(&in->lock, in->holder, LT_ROLE_HOLDER, delta);
+		}
+	}
+	credit(&in->lock, tgid, LT_ROLE_WAITER, delta);
+out:
+	bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}
+
+/* A wake names the waker as the lock's last holder. */
+static __always_inline int wake(__u64 uaddr, bool private)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct lt_lock_key key;
+	struct lt_lock_stat *st;
+	__u64 *ep;
+
+	if (!wanted(tgid))
+		return 0;
+	ep = bpf_map_lookup_elem(&episode, &tid);
+	if (ep && *ep == uaddr)
+		bpf_map_delete_elem(&episode, &tid);
+
+	/* Only locks someone has waited on have an entry to credit. */
+	identify(uaddr, tgid, private, LT_PK_FUTEX, &key);
+	st = bpf_map_lookup_elem(&stat_map, &key);
+	if (!st) {
+		key.kind = LT_PK_FUTEX_COND;
+		st = bpf_map_lookup_elem(&stat_map, &key);
+	}
+	if (!st) {
+		key.kind = LT_PK_FUTEX_PI;
+		st = bpf_map_lookup_elem(&stat_map, &key);
+	}
+	if (!st)
+		return 0;
+	st->wakes++;
+	if (key.kind != LT_PK_FUTEX_COND) {
+		st->last_holder = tid;
+		credit(&key, tid, LT_ROLE_HOLDER, 0);
+	}
+	return 0;
 }
 
 SEC("tracepoint/syscalls/sys_enter_futex")
 int lt_futex_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	int cmd = (int)ctx->args[1] & FUTEX_CMD_MASK;
-	struct wait_start ws;
+	int op = (int)ctx->args[1];
+	int cmd = op & FUTEX_CMD_MASK;
+	bool private = op & FUTEX_PRIVATE_FLAG;
+	__u64 uaddr = ctx->args[0];
+	__u32 val = (__u32)ctx->args[2];
 
-	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
-		return 0;
-	if (!wanted(tgid))
-		return 0;
-
-	ws.ts = bpf_ktime_get_ns();
-	ws.uaddr = ctx->args[0];
-	ws.class = classify((__u32)ctx->args[2]);
-	if (bpf_map_update_elem(&start, &tid, &ws, BPF_ANY))
-		count_drop(LT_DROP_START_FULL);
+	switch (cmd) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+		return wait_begin(uaddr, val, private, classify(val), cmd);
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_TRYLOCK_PI:
+		return wait_begin(uaddr, val, private, LT_PK_FUTEX_PI, cmd);
+	case FUTEX_WAIT_REQUEUE_PI:
+		/* A condition variable whose mutex is PI: an event wait. */
+		return wait_begin(uaddr, val, private, LT_PK_FUTEX_COND, cmd);
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_BITSET:
+	case FUTEX_WAKE_OP:
+	case FUTEX_UNLOCK_PI:
+	case FUTEX_REQUEUE:
+	case FUTEX_CMP_REQUEUE:
+	case FUTEX_CMP_REQUEUE_PI:
+		return wake(uaddr, private);
+	}
 	return 0;
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex")
 int lt_futex_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	static const struct lt_futex_stat zero;
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct lt_futex_key key = {};
-	struct lt_futex_stat *st;
-	struct wait_start *ws;
-	__u64 delta, now;
+	return wait_end(ctx->ret);
+}
 
-	ws = bpf_map_lookup_elem(&start, &tid);
-	if (!ws)
+/* futex_wait(uaddr, val, mask, flags, timeout, clockid) */
+SEC("tracepoint/syscalls/sys_enter_futex_wait")
+int lt_futex2_wait(struct trace_event_raw_sys_enter *ctx)
+{
+	__u32 val = (__u32)ctx->args[1];
+
+	return wait_begin(ctx->args[0], val, ctx->args[3] & FUTEX2_PRIVATE,
+			  classify(val), FUTEX_WAIT);
+}
+
+SEC("tracepoint/syscalls/sys_exit_futex_wait")
+int lt_futex2_wait_x(struct trace_event_raw_sys_exit *ctx)
+{
+	return wait_end(ctx->ret);
+}
+
+/* futex_waitv(waiters, nr, ...): an event wait on several words. */
+SEC("tracepoint/syscalls/sys_enter_futex_waitv")
+int lt_futex_waitv(struct trace_event_raw_sys_enter *ctx)
+{
+	struct futex_waitv first;
+
+	if (bpf_probe_read_user(&first, sizeof(first), (void *)ctx->args[0]))
 		return 0;
-	now = bpf_ktime_get_ns();
-	delta = now - ws->ts;
-	key.uaddr = ws->uaddr;
-	key.tgid = tgid;
-	key.class = ws->class;
-	bpf_map_delete_elem(&start, &tid);
+	return wait_begin(first.uaddr, (__u32)first.val,
+			  first.flags & FUTEX2_PRIVATE, LT_PK_FUTEX_COND,
+			  FUTEX_WAIT);
+}
 
-	st = bpf_map_lookup_elem(&stat_map, &key);
-	if (!st) {
-		if (bpf_map_update_elem(&stat_map, &key, &zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&stat_map, &key)) {
-			count_drop(LT_DROP_LOCKS_FULL);
-			return 0;
-		}
-		st = bpf_map_lookup_elem(&stat_map, &key);
-		if (!st)
-			return 0;
-		remember_comm(tgid);
-		remember_where(&key);
-	}
-	st->waits++;
-	st->wait_ns += delta;
-	st->hist[log2_slot(delta)]++;
-	if (st->max_epoch != epoch) {
-		st->max_epoch = epoch;
-		st->max_ns = delta;
-	} else if (delta > st->max_ns) {
-		st->max_ns = delta;
-	}
-	if (delta > st->max_total_ns)
-		st->max_total_ns = delta;
-	return 0;
+SEC("tracepoint/syscalls/sys_exit_futex_waitv")
+int lt_futex_waitv_x(struct trace_event_raw_sys_exit *ctx)
+{
+	return wait_end(ctx->ret);
+}
+
+/* futex_wake(uaddr, mask, nr, flags) */
+SEC("tracepoint/syscalls/sys_enter_futex_wake")
+int lt_futex2_wake(struct trace_event_raw_sys_enter *ctx)
+{
+	return wake(ctx->args[0], ctx->args[3] & FUTEX2_PRIVATE);
 }
 
 /* Children of traced processes are traced too. */
@@ -278,13 +383,15 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* A thread that dies inside a wait leaves no stale start behind. */
+/* A thread that dies inside a wait leaves no stale state behind. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task)
 {
 	__u32 tid = task->pid, tgid = task->tgid;
 
-	bpf_map_delete_elem(&start, &tid);
+	bpf_map_delete_elem(&inflight, &tid);
+	bpf_map_delete_elem(&episode, &tid);
+	bpf_map_delete_elem(&thread_lock, &tid);
 	if (targ_filter && tid == tgid)
 		bpf_map_delete_elem(&traced, &tgid);
 	return 0;

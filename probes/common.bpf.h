@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Maps and helpers every probe object shares. Each object declares the
+ * maps; the collector loads the futex object first and hands its map
+ * descriptors to the others (bpf_map__reuse_fd), so all probes count into
+ * one set of maps.
+ */
+#ifndef LOCKTOP_PROBES_COMMON_BPF_H
+#define LOCKTOP_PROBES_COMMON_BPF_H
+
+#include "common.h"
+
+const volatile bool targ_filter = false; /* only the `traced` set */
+const volatile __u32 targ_self = 0; /* our own tgid, never traced */
+
+/* Advanced by the collector once per interval; see struct lt_lock_stat. */
+__u64 epoch = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, struct lt_lock_key);
+	__type(value, struct lt_lock_stat);
+} stat_map SEC(".maps");
+
+/* Holders and waiters per lock; holders are keyed by TID (see role). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, LT_MAX_PARTIES);
+	__type(key, struct lt_party_key);
+	__type(value, struct lt_party_stat);
+} parties SEC(".maps");
+
+/* The wait each thread is in, if any. A thread is in one syscall. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct lt_inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_TRACED);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced SEC(".maps");
+
+/* Process names, written once per process so exited ones keep theirs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_TRACED);
+	__type(key, __u32);
+	__type(value, char[LT_COMM_LEN]);
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LT_DROP_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* How to name each lock; see struct lt_where. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, struct lt_lock_key);
+	__type(value, struct lt_where);
+} wheres SEC(".maps");
+
+/* The file lock each thread holds last, for I/O under lock. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct lt_lock_key);
+} thread_lock SEC(".maps");
+
+static __always_inline struct file *fd_file(int fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file **fds;
+	struct file *f = NULL;
+	unsigned int max;
+
+	fds = BPF_CORE_READ(task, files, fdt, fd);
+	max = BPF_CORE_READ(task, files, fdt, max_fds);
+	if (fd < 0 || (unsigned int)fd >= max)
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline bool wanted(__u32 tgid)
+{
+	if (tgid == targ_self)
+		return false;
+	return !targ_filter || bpf_map_lookup_elem(&traced, &tgid);
+}
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0;
+
+	/* Unrolled binary search: the verifier likes bounded shifts. */
+	if (v >> 32) {
+		v >>= 32;
+		r += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >> 1)
+		r += 1;
+	return r < LT_HIST_SLOTS ? r : LT_HIST_SLOTS - 1;
+}
+
+/* The lock's entry, created on first use; NULL (and a drop) when full. */
+static __always_inline struct lt_lock_stat *
+stat_of(const struct lt_lock_key *key, bool *created)
+{
+	static const struct lt_lock_stat zero;
+	struct lt_lock_stat *st;
+
+	*created = false;
+	st = bpf_map_lookup_elem(&stat_map, key);
+	if (st)
+		return st;
+	bpf_map_update_elem(&stat_map, key, &zero, BPF_NOEXIST);
+	st = bpf_map_lookup_elem(&stat_map, key);
+	if (!st)
+		count_drop(LT_DROP_LOCKS_FULL);
+	else
+		*created = true;
+	return st;
+}
+
+static __always_inline void add_wait(struct lt_lock_stat *st, __u64 delta)
+{
+	st->waits++;
+	st->wait_ns += delta;
+	st->hist[log2_slot(delta)]++;
+	if (st->max_epoch != epoch) {
+		st->max_epoch = epoch;
+		st->max_ns = delta;
+	} else if (delta > st->max_ns) {
+		st->max_ns = delta;
+	}
+	if (delta > st->max_total_ns)
+		st->max_total_ns = delta;
+}
+
+static __always_inline void add_hold(struct lt_lock_stat *st, __u64 delta)
+{
+	st->hold_ns += delta;
+	st->hold_hist[log2_slot(delta)]++;
+	if (delta > st->max_hold_ns)
+		st->max_hold_ns = delta;
+}
+
+static __always_inline void remember_comm(__u32 tgid)
+{
+	char comm[LT_COMM_LEN];
+
+	if (bpf_map_lookup_elem(&comms, &tgid))
+		return;
+	bpf_get_current_comm(comm, sizeof(comm));
+	bpf_map_update_elem(&comms, &tgid, comm, BPF_NOEXIST);
+}
+
+static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
+				   __u32 role, __u64 ns)
+{
+	struct lt_party_key pk = { .lock = *lock, .tgid = id, .role = role };
+	static const struct lt_party_stat zero;
+	struct lt_party_stat *ps;
+
+	ps = bpf_map_lookup_elem(&parties, &pk);
+	if (!ps) {
+		if (bpf_map_update_elem(&parties, &pk, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&parties, &pk)) {
+			count_drop(LT_DROP_PARTIES_FULL);
+			return;
+		}
+		ps = bpf_map_lookup_elem(&parties, &pk);
+		if (!ps)
+			return;
+		/* A waiter is the current task: name it while it lives. */
+		if (role == LT_ROLE_WAITER)
+			remember_comm(id);
+	}
+	ps->count++;
+	ps->ns += ns;
+}
+
+/* Interrupted: EINTR, or one of the kernel's restart codes. */
+static __always_inline bool interrupted_ret(long ret)
+{
+	return ret == -4 || ret == -512 || ret == -513 || ret == -514 ||
+	       ret == -516;
+}
+
+#endif /* LOCKTOP_PROBES_COMMON_BPF_H */

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Types every probe shares with the collector: the lock identity, the
+ * per-lock aggregate and the drop reasons. The includer provides
+ * __u32/__u64 (vmlinux.h or <linux/types.h>).
+ */
+#ifndef LOCKTOP_PROBES_COMMON_H
+#define LOCKTOP_PROBES_COMMON_H
+
+#define LT_HIST_SLOTS 40 /* log2(ns) buckets: the last one holds >= 2^39 ns */
+#define LT_MAX_LOCKS 16384 /* distinct locks the kernel side can hold */
+#define LT_MAX_THREADS 65536 /* threads that can wait at the same time */
+#define LT_MAX_TRACED 8192 /* processes in a --pid / -- COMMAND tree */
+#define LT_MAX_PARTIES 32768 /* (lock, process, role) triples */
+#define LT_COMM_LEN 16
+
+/* Lock kinds as the probes see them; the same numbers as enum lt_kind. */
+enum lt_probe_kind {
+	LT_PK_FUTEX = 0,
+	LT_PK_FUTEX_PI = 1,
+	LT_PK_FCNTL = 2,
+	LT_PK_OFD = 3,
+	LT_PK_FLOCK = 4,
+	LT_PK_FUTEX_COND = 7,
+};
+
+/*
+ * One lock, the same for every process that shares it:
+ *  - shared futex: (dev, ino, offset) of the mapped file or shmem object
+ *  - private futex: (tgid, 0, address)
+ *  - fcntl/OFD: (dev, ino, start, end); flock: (dev, ino)
+ * `shared` says which of the first two forms a futex key has.
+ */
+struct lt_lock_key {
+	__u64 dev_or_tgid;
+	__u64 ino;
+	__u64 start; /* offset in the file, address, or range start */
+	__u64 end; /* range end for file locks, else 0 */
+	__u32 kind; /* enum lt_probe_kind */
+	__u32 shared;
+};
+
+#define LT_WHERE_NAME_LEN 48
+
+/*
+ * Naming facts for a lock, written by the probe with the lock's first
+ * counted event, while the process that touched it surely lives.
+ */
+struct lt_where {
+	__u64 vm_start; /* futex: the mapping's start */
+	__u64 offset; /* futex: offset in the mapped file */
+	__u64 ino;
+	__u64 uaddr; /* futex: the address in process tgid */
+	__u32 dev;
+	__u32 flags; /* futex: enum lt_vma_flags (futex.h) */
+	__u32 tgid; /* a process that used the lock */
+	__s32 fd; /* file locks: its descriptor there, or -1 */
+	char file[LT_WHERE_NAME_LEN]; /* base name of the backing file */
+};
+
+/* Why an event could not be counted. Indexes the per-CPU `drops` array. */
+enum lt_drop_reason {
+	LT_DROP_LOCKS_FULL = 0, /* the per-lock map was full */
+	LT_DROP_START_FULL, /* the in-flight wait map was full */
+	LT_DROP_TRACED_FULL, /* a child could not join the traced set */
+	LT_DROP_PARTIES_FULL, /* a holder or waiter could not be credited */
+	LT_DROP_HELD_FULL, /* a granted file lock could not be timed */
+	LT_DROP_FILES_FULL, /* the per-file I/O map was full */
+	LT_DROP_NR,
+};
+
+/*
+ * Per-CPU aggregate for one lock. max_ns is the largest wait seen in
+ * epoch max_epoch; the collector advances the epoch once per interval,
+ * which gives a true per-interval maximum without resetting anything.
+ */
+struct lt_lock_stat {
+	__u64 waits; /* blocking waits that ended */
+	__u64 wait_ns;
+	__u64 max_ns;
+	__u64 max_epoch;
+	__u64 max_total_ns;
+	__u64 contended; /* acquisitions that waited (episodes) */
+	__u64 acquires; /* granted lock calls (file locks) */
+	__u64 trylock_failures;
+	__u64 hold_ns;
+	__u64 max_hold_ns;
+	__u64 wakes;
+	__u64 timeouts;
+	__u64 interrupted;
+	__u64 value_changed;
+	__u64 owner_died;
+	__u64 deadlocks; /* EDEADLK: the kernel refused a cycle */
+	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
+	__u64 last_holder; /* TID (or pid) of the latest known holder */
+	__u64 hist[LT_HIST_SLOTS];
+	__u64 hold_hist[LT_HIST_SLOTS];
+};
+
+/* Who, on which side of a lock. */
+enum lt_role {
+	LT_ROLE_WAITER = 0,
+	LT_ROLE_HOLDER = 1,
+};
+
+struct lt_party_key {
+	struct lt_lock_key lock;
+	__u32 tgid;
+	__u32 role;
+};
+
+struct lt_party_stat {
+	__u64 count;
+	__u64 ns;
+};
+
+/* A wait in flight, readable by the collector (waiters now, wait-for). */
+struct lt_inflight {
+	struct lt_lock_key lock;
+	__u64 ts;
+	__u32 holder; /* tid of the holder, if known */
+	__u32 tgid;
+	__u32 cmd; /* probe-specific operation */
+	__u32 flags;
+	__u64 uaddr; /* futex: the word's address */
+};
+
+#endif /* LOCKTOP_PROBES_COMMON_H */

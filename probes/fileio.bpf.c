@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The pread path: pread64, preadv, preadv2, pwrite64, pwritev, pwritev2.
+ * Per file: count, bytes and a latency histogram. Time spent in these
+ * calls while the thread holds a file lock is charged to that lock as
+ * I/O under lock: hold time caused by I/O.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+#include "fileio.h"
+
+struct io_start {
+	struct lt_file_key file;
+	__u64 ts;
+	__u32 write;
+	__s32 fd;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct io_start);
+} io_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, LT_MAX_FILES);
+	__type(key, struct lt_file_key);
+	__type(value, struct lt_file_stat);
+} file_stat SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_FILES);
+	__type(key, struct lt_file_key);
+	__type(value, struct lt_file_where);
+} file_where SEC(".maps");
+
+static __always_inline int io_begin(int fd, __u32 write)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct io_start s = { .write = write, .fd = fd };
+	struct file *f;
+
+	if (!wanted(tgid))
+		return 0;
+	f = fd_file(fd);
+	if (!f)
+		return 0;
+	s.file.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	s.file.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	s.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&io_start, &tid, &s, BPF_ANY))
+		count_drop(LT_DROP_START_FULL);
+	return 0;
+}
+
+static __always_inline void name_file(const struct io_start *s, __u32 tgid)
+{
+	struct lt_file_where w = { .tgid = tgid, .fd = s->fd };
+	struct file *f = fd_file(s->fd);
+
+	if (!f)
+		return;
+	bpf_probe_read_kernel_str(w.name, sizeof(w.name),
+				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	bpf_map_update_elem(&file_where, &s->file, &w, BPF_NOEXIST);
+}
+
+static __always_inline int io_end(long ret)
+{
+	static const struct lt_file_stat zero;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct lt_lock_key *lock;
+	struct lt_lock_stat *ls;
+	struct lt_file_stat *fs;
+	struct io_start *s;
+	__u64 delta;
+
+	s = bpf_map_lookup_elem(&io_start, &tid);
+	if (!s)
+		return 0;
+	delta = bpf_ktime_get_ns() - s->ts;
+	fs = bpf_map_lookup_elem(&file_stat, &s->file);
+	if (!fs) {
+		if (bpf_map_update_elem(&file_stat, &s->file, &zero,
+					BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&file_stat, &s->file)) {
+			count_drop(LT_DROP_FILES_FULL);
+			goto out;
+		}
+		name_file(s, tgid);
+		remember_comm(tgid);
+		fs = bpf_map_lookup_elem(&file_stat, &s->file);
+		if (!fs)
+			goto out;
+	}
+	if (s->write) {
+		fs->writes++;
+		if (ret > 0)
+			fs->write_bytes += ret;
+	} else {
+		fs->reads++;
+		if (ret > 0)
+			fs->read_bytes += ret;
+	}
+	fs->io_ns += delta;
+	fs->hist[log2_slot(delta)]++;
+
+	lock = bpf_map_lookup_elem(&thread_lock, &tid);
+	if (lock) {
+		fs->io_under_lock_ns += delta;
+		ls = bpf_map_lookup_elem(&stat_map, lock);
+		if (ls)
+			ls->io_under_lock_ns += delta;
+	}
+out:
+	bpf_map_delete_elem(&io_start, &tid);
+	return 0;
+}
+
+#define IO_PROBE(name, write)                                   \
+	SEC("tracepoint/syscalls/sys_enter_" #name)             \
+	int lt_##name(struct trace_event_raw_sys_enter *ctx)    \
+	{                                                       \
+		return io_begin((int)ctx->args[0], write);      \
+	}                                                       \
+	SEC("tracepoint/syscalls/sys_exit_" #name)              \
+	int lt_##name##_x(struct trace_event_raw_sys_exit *ctx) \
+	{                                                       \
+		return io_end(ctx->ret);                        \
+	}
+
+IO_PROBE(pread64, 0)
+IO_PROBE(preadv, 0)
+IO_PROBE(preadv2, 0)
+IO_PROBE(pwrite64, 1)
+IO_PROBE(pwritev, 1)
+IO_PROBE(pwritev2, 1)
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
