@@ -509,7 +509,9 @@ int main(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		return EXIT_USAGE;
 
-	r.ops = env.host || env.archive ? &source_pcp : &source_live;
+	r.ops = env.host    ? &source_pcp_host :
+		env.archive ? &source_pcp_archive :
+			      &source_live;
 	r.delay_ms = env.delay_ms;
 	r.out.json = env.json;
 	r.out.all_kinds = env.all_kinds;

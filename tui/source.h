@@ -41,6 +41,7 @@ struct source_ops {
 };
 
 extern const struct source_ops source_live;
-extern const struct source_ops source_pcp;
+extern const struct source_ops source_pcp_host;
+extern const struct source_ops source_pcp_archive;
 
 #endif /* LOCKTOP_SOURCE_H */
