@@ -44,6 +44,15 @@ check_ground_truth() {
 	rule("contended <= acquires"; .contended <= .acquires),
 	rule("percentiles ordered"; .wait_p50_ns <= .wait_p99_ns and .wait_p99_ns <= .wait_max_ns),
 	rule("wait only when contended"; (.contended > 0) or (.wait_ns == 0)),
+	rule("sleeps are part of the waits";
+	     .slept <= .contended and .sleep_ns <= .wait_ns and .futex_waits >= .slept),
+	if .lock == "adaptive" then
+		rule("per-lock sleeps add up";
+		     sum(.locks[].slept) == .slept and sum(.locks[].sleep_ns) == .sleep_ns and
+		     sum(.locks[].futex_waits) == .futex_waits)
+	else
+		rule("only adaptive counts its own FUTEX_WAIT calls"; .slept == 0 and .futex_waits == 0)
+	end,
 	rule("every lock row is consistent"; [.locks[] | .contended <= .acquires and (.contended > 0 or .wait_ns == 0)] | all),
 	if .lock == "flock" then
 		rule("flock has one whole-file lock at offset 0";

@@ -24,4 +24,8 @@ jq_true "$j" '.wait_p50_ns > 0' "$lock: median contended wait is not zero"
 # Every contended wait on a lock held 40 us busy is, on average, at least
 # a good part of that hold.
 jq_true "$j" '(.wait_ns / .contended) > 5000' "$lock: mean wait reflects the hold time"
+if [ "$lock" = adaptive ]; then
+	# A 40 us hold outlasts the bounded spin: waiters go to sleep.
+	jq_true "$j" '.slept > 0 and .sleep_ns > 0' "adaptive: waiters sleep in FUTEX_WAIT"
+fi
 echo "ok: $lock"

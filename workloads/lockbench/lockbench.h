@@ -147,6 +147,10 @@ struct lb_lockstat {
 	uint64_t acquires;
 	uint64_t contended;
 	uint64_t wait_ns;
+	/* adaptive only: the part of the waits spent in FUTEX_WAIT */
+	uint64_t slept; /* acquisitions that made at least one call */
+	uint64_t futex_waits; /* FUTEX_WAIT calls */
+	uint64_t sleep_ns; /* time inside those calls */
 };
 
 /* One slot per worker in the shared statistics region. */
@@ -202,6 +206,9 @@ struct lb_result {
 	uint64_t acquires;
 	uint64_t contended;
 	uint64_t wait_ns;
+	uint64_t slept;
+	uint64_t futex_waits;
+	uint64_t sleep_ns;
 	uint64_t wait_max;
 	uint64_t wait_p50;
 	uint64_t wait_p99;

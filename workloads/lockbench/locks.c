@@ -225,7 +225,9 @@ static int spin_wait(struct lb_worker *w, unsigned idx, uint64_t t0)
  */
 static int adaptive_wait(struct lb_worker *w, unsigned idx, uint64_t t0)
 {
+	struct lb_lockstat *ls = &w->ls[idx];
 	uint32_t *word = lock_word(w->run, idx);
+	bool slept = false;
 	struct timespec nap = { .tv_nsec = FUTEX_NAP_NS };
 
 	for (int i = 0; i < ADAPTIVE_SPINS; i++) {
@@ -235,9 +237,20 @@ static int adaptive_wait(struct lb_worker *w, unsigned idx, uint64_t t0)
 		lb_cpu_relax();
 	}
 	while (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) != 0) {
-		if (futex(word, FUTEX_WAIT, 2, &nap) && errno != EAGAIN &&
-		    errno != ETIMEDOUT && errno != EINTR)
-			lb_worker_die(w, "FUTEX_WAIT: %s", strerror(errno));
+		uint64_t s0 = lb_now_ns();
+		long r = futex(word, FUTEX_WAIT, 2, &nap);
+		int err = errno;
+
+		/* Kept apart so the kernel's view of the sleeps can be
+		 * checked without the spinning before them. */
+		ls->sleep_ns += lb_now_ns() - s0;
+		ls->futex_waits++;
+		if (!slept) {
+			ls->slept++;
+			slept = true;
+		}
+		if (r && err != EAGAIN && err != ETIMEDOUT && err != EINTR)
+			lb_worker_die(w, "FUTEX_WAIT: %s", strerror(err));
 		if (give_up(w, idx, t0,
 			    (pid_t)__atomic_load_n(word + 1, __ATOMIC_RELAXED)))
 			return ACQ_ABORT;

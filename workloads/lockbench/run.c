@@ -496,12 +496,18 @@ static void merge_stats(struct lb_run *run)
 			run->ls[l].acquires += row[l].acquires;
 			run->ls[l].contended += row[l].contended;
 			run->ls[l].wait_ns += row[l].wait_ns;
+			run->ls[l].slept += row[l].slept;
+			run->ls[l].futex_waits += row[l].futex_waits;
+			run->ls[l].sleep_ns += row[l].sleep_ns;
 		}
 	}
 	for (unsigned l = 0; l < run->nstat; l++) {
 		res->acquires += run->ls[l].acquires;
 		res->contended += run->ls[l].contended;
 		res->wait_ns += run->ls[l].wait_ns;
+		res->slept += run->ls[l].slept;
+		res->futex_waits += run->ls[l].futex_waits;
+		res->sleep_ns += run->ls[l].sleep_ns;
 	}
 	for (int b = 0; b < LB_HIST_BUCKETS; b++)
 		n += res->hist[b];
