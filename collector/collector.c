@@ -332,7 +332,7 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 	pid_t pid = w ? (pid_t)w->tgid :
 			(s->key.shared ? (s->n_pids ? s->pids[0] : 0) :
 					 (pid_t)s->key.dev_or_tgid);
-	uint64_t addr = w ? w->uaddr : s->key.start;
+	uint64_t addr = w ? w->uaddr : (l->address ? l->address : s->key.start);
 
 	if (w) {
 		l->address = w->uaddr;
@@ -498,6 +498,7 @@ static int merge_lock(struct lt_collector *c, const void *key,
 	DELTA(interrupted);
 	DELTA(value_changed);
 	DELTA(owner_died);
+	DELTA(deadlocks);
 	DELTA(io_under_lock_ns);
 	hist_delta(l->delta.wait_hist, l->total.wait_hist, sum.hist,
 		   s->raw.hist);
@@ -712,9 +713,21 @@ static int merge_inflight(struct lt_collector *c, const void *key,
 	ssize_t i;
 
 	(void)key;
+	if (!in->ts || (in->lock.kind >= LT_PK_FCNTL &&
+			in->lock.kind <= LT_PK_FLOCK && !in->lock.ino))
+		return 0;	/* a file lock call not yet inside the lock code */
 	i = lt_index_find(&c->lock_ix, &in->lock, c->lstate);
-	if (i < 0)
-		return 0;
+	if (i < 0) {
+		/* Nobody finished a wait on it yet; it is still a lock. */
+		i = lock_add(c, &in->lock);
+		if (i < 0)
+			return (int)i;
+		if (in->lock.kind <= LT_PK_FUTEX_PI ||
+		    in->lock.kind == LT_PK_FUTEX_COND)
+			c->locks[i].address = in->uaddr;
+		if (add_pid(&c->lstate[i], (pid_t)in->tgid))
+			return -ENOMEM;
+	}
 	l = &c->locks[i];
 	l->waiters_now++;
 	if (!in->holder || !lt_kind_is_lock(l->kind) || now < in->ts ||

@@ -99,6 +99,7 @@ static void add_figures(struct lt_figures *to, const struct lt_figures *f)
 	to->interrupted += f->interrupted;
 	to->value_changed += f->value_changed;
 	to->owner_died += f->owner_died;
+	to->deadlocks += f->deadlocks;
 	for (b = 0; b < LT_HIST_BUCKETS; b++) {
 		to->wait_hist[b] += f->wait_hist[b];
 		to->hold_hist[b] += f->hold_hist[b];

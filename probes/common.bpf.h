@@ -69,12 +69,12 @@ struct {
 	__type(value, struct lt_where);
 } wheres SEC(".maps");
 
-/* The file lock each thread holds last, for I/O under lock. */
+/* The file locks each thread holds, for I/O under lock. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LT_MAX_THREADS);
 	__type(key, __u32);
-	__type(value, struct lt_lock_key);
+	__type(value, struct lt_thread_locks);
 } thread_lock SEC(".maps");
 
 static __always_inline struct file *fd_file(int fd)

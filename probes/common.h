@@ -58,6 +58,15 @@ struct lt_where {
 	char file[LT_WHERE_NAME_LEN]; /* base name of the backing file */
 };
 
+#define LT_HELD_DEPTH 4
+
+/* The file locks a thread holds, innermost last, for I/O under lock. */
+struct lt_thread_locks {
+	struct lt_lock_key keys[LT_HELD_DEPTH];
+	__u32 n;
+	__u32 pad;
+};
+
 /* Why an event could not be counted. Indexes the per-CPU `drops` array. */
 enum lt_drop_reason {
 	LT_DROP_LOCKS_FULL = 0, /* the per-lock map was full */

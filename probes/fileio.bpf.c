@@ -77,8 +77,9 @@ static __always_inline int io_end(long ret)
 	static const struct lt_file_stat zero;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct lt_lock_key *lock;
+	struct lt_thread_locks *tl;
 	struct lt_lock_stat *ls;
+	__u32 top;
 	struct lt_file_stat *fs;
 	struct io_start *s;
 	__u64 delta;
@@ -113,12 +114,15 @@ static __always_inline int io_end(long ret)
 	fs->io_ns += delta;
 	fs->hist[log2_slot(delta)]++;
 
-	lock = bpf_map_lookup_elem(&thread_lock, &tid);
-	if (lock) {
+	tl = bpf_map_lookup_elem(&thread_lock, &tid);
+	if (tl && tl->n) {
 		fs->io_under_lock_ns += delta;
-		ls = bpf_map_lookup_elem(&stat_map, lock);
-		if (ls)
-			ls->io_under_lock_ns += delta;
+		top = tl->n - 1;
+		if (top < LT_HELD_DEPTH) {
+			ls = bpf_map_lookup_elem(&stat_map, &tl->keys[top]);
+			if (ls)
+				ls->io_under_lock_ns += delta;
+		}
 	}
 out:
 	bpf_map_delete_elem(&io_start, &tid);

@@ -33,6 +33,7 @@
 #define CMD_FLOCK 0x10000 /* lt_inflight.cmd: flock(2) op in the low bits */
 
 /* lt_inflight.flags */
+#define IF_RANGE 16	/* the range came from the caller's struct flock */
 #define IF_KEYED 1 /* a filelock tracepoint named the lock */
 #define IF_CONFLICT 2 /* the request met a conflicting lock */
 #define IF_UNLOCK 4
@@ -57,9 +58,29 @@ int lt_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
 	struct lt_inflight in = {};
+	struct flock fl;
 
 	if (!is_setlk(ctx->args[1]) || !wanted(tgid))
 		return 0;
+	/*
+	 * The kernel merges a grant with the owner's adjacent ranges, and
+	 * the tracepoint then shows the merged range: the request itself
+	 * names the lock. Only SEEK_SET ranges are known without the file.
+	 */
+	if (!bpf_probe_read_user(&fl, sizeof(fl), (void *)ctx->args[2]) &&
+	    fl.l_whence == 0 /* SEEK_SET */) {
+		if (fl.l_len > 0) {
+			in.lock.start = fl.l_start;
+			in.lock.end = fl.l_start + fl.l_len - 1;
+		} else if (fl.l_len == 0) {
+			in.lock.start = fl.l_start;
+			in.lock.end = OFFSET_MAX;
+		} else {
+			in.lock.start = fl.l_start + fl.l_len;
+			in.lock.end = fl.l_start - 1;
+		}
+		in.flags |= IF_RANGE;
+	}
 	in.ts = bpf_ktime_get_ns();
 	in.tgid = tgid;
 	in.cmd = ctx->args[1];
@@ -90,7 +111,7 @@ int lt_flock_enter(struct trace_event_raw_sys_enter *ctx)
 struct release_ctx {
 	struct lt_held_key want; /* owner, dev, ino and the range */
 	__u32 n;
-	struct lt_held_key found[8];
+	struct lt_held_key found[4];
 };
 
 static long find_released(struct bpf_map *map, struct lt_held_key *key,
@@ -101,27 +122,51 @@ static long find_released(struct bpf_map *map, struct lt_held_key *key,
 		return 0;
 	if (key->start < ctx->want.start || key->end > ctx->want.end)
 		return 0;
-	if (ctx->n < 8)
+	if (ctx->n < 4)
 		ctx->found[ctx->n++] = *key;
-	return ctx->n >= 8;
+	return ctx->n >= 4;
 }
 
-static __always_inline void end_hold(struct lt_held_key *hk, __u64 now,
-				     __u32 tid)
+static __always_inline bool same_lock(const struct lt_lock_key *a,
+				      const struct lt_lock_key *b)
+{
+	return a->dev_or_tgid == b->dev_or_tgid && a->ino == b->ino &&
+	       a->start == b->start && a->end == b->end && a->kind == b->kind;
+}
+
+/* Takes lock off the thread's held stack, wherever it sits. */
+static __always_inline void forget_thread_lock(__u32 tid,
+					       const struct lt_lock_key *lock)
+{
+	struct lt_thread_locks *tl = bpf_map_lookup_elem(&thread_lock, &tid);
+	__u32 i, j, n;
+
+	if (!tl)
+		return;
+	n = tl->n < LT_HELD_DEPTH ? tl->n : LT_HELD_DEPTH;
+	for (i = 0; i < LT_HELD_DEPTH && i < n; i++) {
+		if (!same_lock(&tl->keys[i], lock))
+			continue;
+		for (j = i; j + 1 < LT_HELD_DEPTH && j + 1 < n; j++)
+			tl->keys[j] = tl->keys[j + 1];
+		tl->n = n - 1;
+		break;
+	}
+	if (!tl->n)
+		bpf_map_delete_elem(&thread_lock, &tid);
+}
+
+static __always_inline void end_hold(struct lt_held_key *hk, __u64 now)
 {
 	struct lt_held *h = bpf_map_lookup_elem(&held, hk);
 	struct lt_lock_stat *st;
-	struct lt_lock_key *tl;
 
 	if (!h)
 		return;
 	st = bpf_map_lookup_elem(&stat_map, &h->lock);
 	if (st)
 		add_hold(st, now - h->ts);
-	tl = bpf_map_lookup_elem(&thread_lock, &tid);
-	if (tl && tl->dev_or_tgid == h->lock.dev_or_tgid &&
-	    tl->ino == h->lock.ino && tl->start == h->lock.start)
-		bpf_map_delete_elem(&thread_lock, &tid);
+	forget_thread_lock(h->tid, &h->lock);
 	bpf_map_delete_elem(&held, hk);
 }
 
@@ -131,7 +176,7 @@ static __always_inline void end_hold(struct lt_held_key *hk, __u64 now,
  * unlock), found by walking the held locks.
  */
 static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
-				    __u64 start, __u64 end, __u32 tid)
+				    __u64 start, __u64 end)
 {
 	struct release_ctx rc = {};
 	__u64 now = bpf_ktime_get_ns();
@@ -143,12 +188,34 @@ static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
 	rc.want.start = start;
 	rc.want.end = end;
 	if (bpf_map_lookup_elem(&held, &rc.want)) {
-		end_hold(&rc.want, now, tid);
+		end_hold(&rc.want, now);
 		return;
 	}
 	bpf_for_each_map_elem(&held, find_released, &rc, 0);
-	for (i = 0; i < 8 && i < rc.n; i++)
-		end_hold(&rc.found[i], now, tid);
+	for (i = 0; i < 4 && i < rc.n; i++)
+		end_hold(&rc.found[i], now);
+}
+
+/* The innermost lock is the one I/O is charged to. */
+static __always_inline void push_thread_lock(__u32 tid,
+					     const struct lt_lock_key *lock)
+{
+	static const struct lt_thread_locks zero;
+	struct lt_thread_locks *tl;
+	__u32 n;
+
+	tl = bpf_map_lookup_elem(&thread_lock, &tid);
+	if (!tl) {
+		bpf_map_update_elem(&thread_lock, &tid, &zero, BPF_NOEXIST);
+		tl = bpf_map_lookup_elem(&thread_lock, &tid);
+		if (!tl)
+			return;
+	}
+	n = tl->n;
+	if (n < LT_HELD_DEPTH) {
+		tl->keys[n] = *lock;
+		tl->n = n + 1;
+	}
 }
 
 static __always_inline void grant(const struct lt_lock_key *lock, __u64 owner,
@@ -168,7 +235,7 @@ static __always_inline void grant(const struct lt_lock_key *lock, __u64 owner,
 	if (bpf_map_update_elem(&held, &hk, &h, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&held, &hk))
 		count_drop(LT_DROP_HELD_FULL);
-	bpf_map_update_elem(&thread_lock, &tid, lock, BPF_ANY);
+	push_thread_lock(tid, lock);
 }
 
 static __always_inline int
@@ -189,15 +256,19 @@ on_lock_inode(struct trace_event_raw_filelock_lock *ctx, __u32 kind)
 		if (ctx->flags & FL_OFDLCK)
 			kind = LT_PK_OFD;
 	}
+	in = bpf_map_lookup_elem(&inflight, &tid);
+	if (in && (in->flags & IF_RANGE)) {
+		start = in->lock.start;
+		end = in->lock.end;
+	}
 	if (ctx->type == F_UNLCK) {
 		/* Unlocks from close and exit come outside any syscall we
 		 * bracket; they still end holds. */
 		if (kind == LT_PK_FLOCK)
 			end = OFFSET_MAX;
-		release(owner, dev, ino, start, end, tid);
+		release(owner, dev, ino, start, end);
 		return 0;
 	}
-	in = bpf_map_lookup_elem(&inflight, &tid);
 	if (!in)
 		return 0;
 	in->lock.dev_or_tgid = dev;

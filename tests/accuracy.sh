@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The probes agree with lockbench's own measurements: the same run, seen
+# from inside (clock_gettime around every blocking acquire) and from the
+# kernel. Usage: accuracy.sh LOCKTOP LOCKBENCH BACKEND
+. "$(dirname "$0")/lib.sh"
+locktop=$1 lockbench=$2 backend=$3
+require_bpf
+
+"$locktop" --batch --json --delay 0.5 --output "$tmpdir/lt.json" -- \
+	"$lockbench" --lock "$backend" -n 16 -l 2000 -H 16 --hold-us 20 \
+	--path "$tmpdir/table.tdb" --json >"$tmpdir/lb.json" ||
+	fail "lockbench under locktop failed"
+jq -e .ok "$tmpdir/lb.json" >/dev/null || fail "lockbench's check failed"
+final=$(tail -n 1 "$tmpdir/lt.json")
+
+# Our figures, summed over the table's locks (the table file is ours).
+ours() {
+	jq --arg f "$1" '[.locks[] | select(.name | contains("table.tdb")) |
+		.[$f]] | add // 0' <<<"$final"
+}
+truth() { jq ".$1" "$tmpdir/lb.json"; }
+
+# within NAME OURS TRUTH PERCENT
+within() {
+	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" 'BEGIN {
+		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
+		printf "%s: ours %.0f, lockbench %.0f, off by %.2f%%\n", n, a, b, d
+		exit !(d <= p) }' || fail "$1 is off by more than $4%"
+}
+
+[ "$(truth contended)" -gt 50 ] || fail "too little contention to judge: $(truth contended)"
+within "wait time" "$(ours wait_ns)" "$(truth wait_ns)" 5
+case $backend in
+fcntl | ofd | flock)
+	# Each contended acquisition starts with one refused try-lock.
+	within "contended" "$(ours trylock_failures)" "$(truth contended)" 5
+	within "acquisitions" "$(ours acquires)" "$(truth acquires)" 5
+	;;
+mutex)
+	within "contended" "$(ours contended)" "$(truth contended)" 5
+	;;
+adaptive)
+	# A spin that wins never enters the kernel: compare with the
+	# acquisitions that went to sleep.
+	within "contended" "$(ours contended)" "$(truth slept)" 5
+	;;
+esac
+
+# A chain's lock is one lock, shared by several waiting processes.
+case $backend in
+flock) kind=flock ;;
+mutex | adaptive) kind=futex ;;
+*) kind=$backend ;;
+esac
+top=$(jq -c --arg k "$kind" '[.locks[] | select(.kind == $k and
+	(.name | contains("table.tdb")))] | max_by(.wait_ns)' <<<"$final")
+[ "$(jq '.pids | length' <<<"$top")" -ge 3 ] ||
+	fail "the busiest lock is not shared by several processes: $top"
+echo "busiest: $(jq -c '{name, waits, pids: (.pids | length)}' <<<"$top")"
+
+# Per lock, by the lock's offset in the file.
+for off in $(jq '.locks | sort_by(-.wait_ns) | .[0:3][] | .offset' "$tmpdir/lb.json"); do
+	t=$(jq --argjson o "$off" '.locks[] | select(.offset == $o) | .wait_ns' "$tmpdir/lb.json")
+	case $backend in
+	mutex | adaptive) suffix=$(printf 'table.tdb+0x%x' "$off") ;;
+	flock) suffix=table.tdb ;;
+	*) suffix="table.tdb:$off" ;;
+	esac
+	o=$(jq --arg s "$suffix" '[.locks[] | select(.name | endswith($s)) | .wait_ns] | add // 0' <<<"$final")
+	[ "$backend" = flock ] && t=$(truth wait_ns)
+	within "lock at $off" "$o" "$t" 5
+done
+echo PASS
