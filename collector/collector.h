@@ -55,6 +55,7 @@ struct lt_figures {
 	uint64_t interrupted; /* EINTR */
 	uint64_t value_changed; /* EAGAIN: the word moved before sleeping */
 	uint64_t owner_died; /* EOWNERDEAD or FUTEX_OWNER_DIED */
+	uint64_t deadlocks; /* EDEADLK: the kernel refused a cycle */
 	uint64_t wait_hist[LT_HIST_BUCKETS];
 	uint64_t hold_hist[LT_HIST_BUCKETS];
 };
