@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Tracing overhead, measured side by side in one run: lockbench elapsed
+# time untraced, under locktop, and under a bpftrace script that sums the
+# same waits. Runs alternate so that machine noise hits all three alike;
+# the ratios of medians are printed, never absolute judgements.
+#
+#   bench/overhead.sh [BUILD_DIR] [ROUNDS]
+set -euo pipefail
+build=${1:-build}
+rounds=${2:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+lockbench=$build/workloads/lockbench
+locktop=$build/tui/locktop
+bt=$here/futex-fcntl-wait.bt
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null || true' EXIT
+
+[ "$(id -u)" -eq 0 ] || { echo "overhead: needs root" >&2; exit 77; }
+have_bt=0
+command -v bpftrace >/dev/null && have_bt=1
+
+run_lb() {	# backend -> elapsed seconds
+	"$lockbench" --lock "$1" -n 64 -l 2000 -H 1000 --json |
+		jq -r .elapsed_s
+}
+
+# A tracer started in the background, ready when its probes are in.
+start_tracer() {
+	case $1 in
+	locktop)
+		"$locktop" -b -d 1 -o /dev/null &
+		;;
+	bpftrace)
+		bpftrace "$bt" >/dev/null 2>"$tmp/bt.err" &
+		;;
+	esac
+	tracer=$!
+	for _ in $(seq 100); do
+		case $1 in
+		locktop) bpftool prog list 2>/dev/null | grep -q 'name lt_futex_enter' && break ;;
+		bpftrace) bpftool prog list 2>/dev/null | grep -q 'sys_enter_futex\|tracepoint__sys' && break ;;
+		esac
+		sleep 0.1
+	done
+	sleep 0.5
+}
+
+stop_tracer() {
+	kill -INT "$tracer" 2>/dev/null || true
+	wait "$tracer" 2>/dev/null || true
+	sleep 0.5
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+printf '%-8s %10s %10s %10s %9s %9s\n' backend untraced locktop bpftrace \
+	"lt/base" "bt/base"
+for backend in mutex fcntl; do
+	: >"$tmp/base" ; : >"$tmp/lt" ; : >"$tmp/bt"
+	for r in $(seq "$rounds"); do
+		echo "round $r/$rounds $backend" >&2
+		run_lb "$backend" >>"$tmp/base"
+		start_tracer locktop
+		run_lb "$backend" >>"$tmp/lt"
+		stop_tracer
+		if [ $have_bt = 1 ]; then
+			start_tracer bpftrace
+			run_lb "$backend" >>"$tmp/bt"
+			stop_tracer
+		fi
+	done
+	b=$(median <"$tmp/base")
+	l=$(median <"$tmp/lt")
+	t=$( [ -s "$tmp/bt" ] && median <"$tmp/bt" || echo nan)
+	awk -v k="$backend" -v b="$b" -v l="$l" -v t="$t" 'BEGIN {
+		printf "%-8s %9.2fs %9.2fs %9.2fs %9.3f %9.3f\n", k, b, l, t,
+			l / b, (t == "nan" ? 0 : t / b) }'
+done
