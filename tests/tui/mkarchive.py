@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Writes a small pmlogger archive with pmdalocktop's metric names and
+known values, so that locktop's PCP source can be checked without the
+agent: two locks and one kind, counters that grow by a fixed step."""
+import sys
+from pcp import pmi
+from cpmapi import (PM_TYPE_U64, PM_TYPE_U32, PM_TYPE_STRING, PM_SEM_COUNTER,
+                    PM_SEM_INSTANT, PM_SEM_DISCRETE, PM_INDOM_NULL,
+                    PM_TIME_NSEC)
+
+path = sys.argv[1]
+samples = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+DOM = 245
+log = pmi.pmiLogImport(path)
+log.pmiSetHostname("archived-host")
+log.pmiSetTimezone("UTC")
+lock_indom = log.pmiInDom(DOM, 0)
+kind_indom = log.pmiInDom(DOM, 1)
+ns = log.pmiUnits(0, 1, 0, 0, PM_TIME_NSEC, 0)
+count = log.pmiUnits(0, 0, 1, 0, 0, 0)
+none = log.pmiUnits(0, 0, 0, 0, 0, 0)
+
+def metric(name, item, typ, indom, sem, units, cluster=0):
+    log.pmiAddMetric(name, log.pmiID(DOM, cluster, item), typ, indom, sem,
+                     units)
+
+metric("locktop.lock.wait.count", 0, PM_TYPE_U64, lock_indom, PM_SEM_COUNTER, count)
+metric("locktop.lock.wait.time", 1, PM_TYPE_U64, lock_indom, PM_SEM_COUNTER, ns)
+metric("locktop.lock.wait.max", 2, PM_TYPE_U64, lock_indom, PM_SEM_INSTANT, ns)
+metric("locktop.lock.hold.time", 4, PM_TYPE_U64, lock_indom, PM_SEM_COUNTER, ns)
+metric("locktop.lock.contended", 8, PM_TYPE_U64, lock_indom, PM_SEM_COUNTER, count)
+metric("locktop.lock.trylock_failures", 9, PM_TYPE_U64, lock_indom, PM_SEM_COUNTER, count)
+metric("locktop.lock.waiters", 16, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, count)
+metric("locktop.lock.holder", 17, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, none)
+metric("locktop.lock.kind", 19, PM_TYPE_STRING, lock_indom, PM_SEM_DISCRETE, none)
+metric("locktop.kind.wait.count", 0, PM_TYPE_U64, kind_indom, PM_SEM_COUNTER, count, 1)
+metric("locktop.kind.wait.time", 1, PM_TYPE_U64, kind_indom, PM_SEM_COUNTER, ns, 1)
+
+log.pmiAddInstance(lock_indom, "/srv/db/table.tdb+0x1040", 0)
+log.pmiAddInstance(lock_indom, "/srv/db/table.tdb:4096", 1)
+log.pmiAddInstance(kind_indom, "futex", 0)
+log.pmiAddInstance(kind_indom, "fcntl", 2)
+
+# Per second: the mutex 100 waits and 50 ms of waiting, the fcntl lock
+# 10 waits and 200 ms.
+t0 = 1767225600
+for i in range(samples):
+    log.pmiPutValue("locktop.lock.wait.count", "/srv/db/table.tdb+0x1040", str(100 * i))
+    log.pmiPutValue("locktop.lock.wait.time", "/srv/db/table.tdb+0x1040", str(50000000 * i))
+    log.pmiPutValue("locktop.lock.wait.max", "/srv/db/table.tdb+0x1040", "3000000")
+    log.pmiPutValue("locktop.lock.hold.time", "/srv/db/table.tdb+0x1040", str(70000000 * i))
+    log.pmiPutValue("locktop.lock.contended", "/srv/db/table.tdb+0x1040", str(90 * i))
+    log.pmiPutValue("locktop.lock.trylock_failures", "/srv/db/table.tdb+0x1040", str(5 * i))
+    log.pmiPutValue("locktop.lock.waiters", "/srv/db/table.tdb+0x1040", "2")
+    log.pmiPutValue("locktop.lock.holder", "/srv/db/table.tdb+0x1040", "4242")
+    log.pmiPutValue("locktop.lock.kind", "/srv/db/table.tdb+0x1040", "futex")
+    log.pmiPutValue("locktop.lock.wait.count", "/srv/db/table.tdb:4096", str(10 * i))
+    log.pmiPutValue("locktop.lock.wait.time", "/srv/db/table.tdb:4096", str(200000000 * i))
+    log.pmiPutValue("locktop.lock.wait.max", "/srv/db/table.tdb:4096", "40000000")
+    log.pmiPutValue("locktop.lock.kind", "/srv/db/table.tdb:4096", "fcntl")
+    log.pmiPutValue("locktop.kind.wait.count", "futex", str(100 * i))
+    log.pmiPutValue("locktop.kind.wait.time", "futex", str(50000000 * i))
+    log.pmiPutValue("locktop.kind.wait.count", "fcntl", str(10 * i))
+    log.pmiPutValue("locktop.kind.wait.time", "fcntl", str(200000000 * i))
+    log.pmiWrite(t0 + i, 0)
+log.pmiEnd()
