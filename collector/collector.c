@@ -56,6 +56,11 @@ struct lock_state {
 	pid_t *pids;
 	size_t n_pids, cap_pids;
 	bool named;
+	__s64 top_stack; /* stack id with the most wait, -1 if none */
+	uint64_t top_stack_ns;
+	pid_t top_stack_pid;
+	__s64 shown_stack; /* the stack `stack` holds text for */
+	char *stack;
 };
 
 struct proc_state {
@@ -124,6 +129,9 @@ struct lt_collector {
 
 	struct lt_vmas vma_cache[MAX_VMA_CACHE];
 	size_t n_vma_cache;
+
+	struct lt_symbolizer *syms;
+	bool stacks;
 };
 
 static bool verbose_libbpf;
@@ -375,6 +383,16 @@ static void name_lock(struct lt_collector *c, size_t i)
 	snprintf(l->key, sizeof(l->key), "%s:%.*s", lt_kind_name(l->kind),
 		 (int)(sizeof(l->key) - 16), l->name);
 	s->named = true;
+
+	/* A private futex in a program's data: its symbol, if it has one. */
+	if (wp && !s->key.shared && (wp->flags & LT_VMA_FILE) &&
+	    !(wp->flags & LT_VMA_SHARED)) {
+		char sym[LT_SYM_LEN];
+
+		if (lt_symbolize(c->syms, (pid_t)wp->tgid, wp->uaddr, sym,
+				 sizeof(sym)))
+			snprintf(l->name, sizeof(l->name), "%s", sym);
+	}
 }
 
 /* ---- locks ---- */
@@ -399,6 +417,8 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 	memset(l, 0, sizeof(*l));
 	memset(s, 0, sizeof(*s));
 	s->key = *key;
+	s->top_stack = -1;
+	s->shown_stack = -1;
 	if (lt_index_add(&c->lock_ix, i, c->lstate))
 		return -ENOMEM;
 	c->n_locks++;
@@ -715,7 +735,7 @@ static int merge_inflight(struct lt_collector *c, const void *key,
 	(void)key;
 	if (!in->ts || (in->lock.kind >= LT_PK_FCNTL &&
 			in->lock.kind <= LT_PK_FLOCK && !in->lock.ino))
-		return 0;	/* a file lock call not yet inside the lock code */
+		return 0; /* a file lock call not yet inside the lock code */
 	i = lt_index_find(&c->lock_ix, &in->lock, c->lstate);
 	if (i < 0) {
 		/* Nobody finished a wait on it yet; it is still a lock. */
@@ -819,6 +839,87 @@ static int read_inflight(struct lt_collector *c)
 	if (err)
 		return err;
 	find_cycles(c);
+	return 0;
+}
+
+/* ---- stacks ---- */
+
+static int merge_stack(struct lt_collector *c, const void *key,
+		       const void *value)
+{
+	const struct lt_stack_key *sk = key;
+	const struct lt_stack_stat *percpu = value;
+	uint64_t ns = 0, tgid = 0;
+	struct lock_state *s;
+	ssize_t i;
+	int cpu;
+
+	i = lt_index_find(&c->lock_ix, &sk->lock, c->lstate);
+	if (i < 0)
+		return 0;
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		ns += percpu[cpu].ns;
+		if (percpu[cpu].tgid)
+			tgid = percpu[cpu].tgid;
+	}
+	s = &c->lstate[i];
+	if (ns > s->top_stack_ns) {
+		s->top_stack_ns = ns;
+		s->top_stack = sk->stack_id;
+		s->top_stack_pid = (pid_t)tgid;
+	}
+	return 0;
+}
+
+/* The lock's worst stack as text, one frame a line. */
+static void show_stack(struct lt_collector *c, struct lock_state *s)
+{
+	__u64 ips[LT_STACK_DEPTH];
+	__u32 id = (__u32)s->top_stack;
+	size_t len = 0, cap = LT_STACK_DEPTH * (LT_SYM_LEN + 1);
+	char *text, line[LT_SYM_LEN];
+	int k;
+
+	if (s->top_stack < 0 || s->top_stack == s->shown_stack)
+		return;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stacks), &id, ips))
+		return;
+	text = malloc(cap);
+	if (!text)
+		return;
+	text[0] = '\0';
+	for (k = 0; k < LT_STACK_DEPTH && ips[k]; k++) {
+		if (!lt_symbolize(c->syms, s->top_stack_pid, ips[k], line,
+				  sizeof(line)))
+			snprintf(line, sizeof(line), "0x%llx",
+				 (unsigned long long)ips[k]);
+		len += snprintf(text + len, cap - len, "%s%s", len ? "\n" : "",
+				line);
+		if (len >= cap)
+			break;
+	}
+	free(s->stack);
+	s->stack = text;
+	s->shown_stack = s->top_stack;
+}
+
+static int read_stacks(struct lt_collector *c)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < c->n_locks; i++)
+		c->lstate[i].top_stack_ns = 0;
+	err = for_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
+			     sizeof(struct lt_stack_key),
+			     sizeof(struct lt_stack_stat), true, merge_stack,
+			     NULL);
+	if (err)
+		return err;
+	for (i = 0; i < c->n_locks; i++) {
+		show_stack(c, &c->lstate[i]);
+		c->locks[i].stack = c->lstate[i].stack;
+	}
 	return 0;
 }
 
@@ -993,6 +1094,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		err = read_parties(c);
 	if (!err)
 		err = read_inflight(c);
+	if (!err && c->stacks)
+		err = read_stacks(c);
 	if (!err)
 		err = for_each_entry(c, bpf_map__fd(c->fileio->maps.file_stat),
 				     sizeof(struct lt_file_key),
@@ -1023,6 +1126,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		c->snap.kind_total[l->kind].wait_ns += l->total.wait_ns;
 	}
 	forget_vmas(c);
+	lt_symbolizer_prune(c->syms);
 
 	drops = read_drops(c);
 	c->snap.drops_delta = diff(drops, c->drops_raw);
@@ -1110,10 +1214,10 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 /* Makes obj count into the futex object's maps. */
 static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 {
-	static const char *const shared[] = { "stat_map",    "parties",
-					      "inflight",    "traced",
-					      "comms",	     "drops",
-					      "thread_lock", "wheres" };
+	static const char *const shared[] = {
+		"stat_map", "parties",	   "inflight", "traced", "comms",
+		"drops",    "thread_lock", "wheres",   "stacks", "lock_stacks"
+	};
 	size_t i;
 	int err;
 
@@ -1136,6 +1240,7 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 	do {                                                      \
 		(skel)->rodata->targ_filter = (opts)->n_pids > 0; \
 		(skel)->rodata->targ_self = getpid();             \
+		(skel)->rodata->targ_stacks = (opts)->stacks;     \
 	} while (0)
 
 static int load_error(char *err, size_t len, const char *what, int ret)
@@ -1167,12 +1272,6 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	verbose_libbpf = opts->verbose;
 	libbpf_set_print(libbpf_print);
 
-	if (opts->stacks) {
-		snprintf(err, err_len,
-			 "stack capture is not available in "
-			 "this build");
-		return -ENOTSUP;
-	}
 	ret = lt_check_environment(err, err_len);
 	if (ret)
 		return ret;
@@ -1181,13 +1280,15 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	if (!c)
 		return -ENOMEM;
 	c->stats_fd = -1;
+	c->stacks = opts->stacks;
+	c->syms = lt_symbolizer_new();
 	c->interval_ms = opts->interval_ms ? opts->interval_ms : 1000;
 	c->ncpus = libbpf_num_possible_cpus();
 	for (i = 0; i < PROBE_NR; i++)
 		snprintf(c->probes[i].name, sizeof(c->probes[i].name), "%s",
 			 probe_names[i]);
 	ret = -ENOMEM;
-	if (c->ncpus <= 0 ||
+	if (c->ncpus <= 0 || !c->syms ||
 	    lt_index_init(&c->lock_ix, sizeof(struct lt_lock_key),
 			  sizeof(struct lock_state)) ||
 	    lt_index_init(&c->proc_ix, sizeof(__u32),
@@ -1286,8 +1387,11 @@ void lt_collector_close(struct lt_collector *c)
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
 	forget_vmas(c);
-	for (i = 0; i < c->n_locks; i++)
+	for (i = 0; i < c->n_locks; i++) {
 		free(c->lstate[i].pids);
+		free(c->lstate[i].stack);
+	}
+	lt_symbolizer_free(c->syms);
 	free(c->locks);
 	free(c->lstate);
 	free(c->procs);

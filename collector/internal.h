@@ -68,4 +68,14 @@ int lt_index_add(struct lt_index *ix, size_t i, const void *base);
 /* Grows a zero-filled array to hold need elements. */
 int lt_grow(void **array, size_t *cap, size_t need, size_t elem);
 
+/* Symbols for user addresses, through elfutils' libdwfl. */
+#define LT_SYM_LEN 128
+struct lt_symbolizer;
+struct lt_symbolizer *lt_symbolizer_new(void);
+void lt_symbolizer_free(struct lt_symbolizer *s);
+void lt_symbolizer_prune(struct lt_symbolizer *s);
+/* "func+0x1a (libc.so.6)" for addr in pid; false if it cannot say. */
+bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
+		  size_t len);
+
 #endif /* LOCKTOP_COLLECTOR_INTERNAL_H */

@@ -12,6 +12,7 @@
 
 const volatile bool targ_filter = false; /* only the `traced` set */
 const volatile __u32 targ_self = 0; /* our own tgid, never traced */
+const volatile bool targ_stacks = false; /* record stacks of waits */
 
 /* Advanced by the collector once per interval; see struct lt_lock_stat. */
 __u64 epoch = 0;
@@ -76,6 +77,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lt_thread_locks);
 } thread_lock SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, LT_MAX_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, LT_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* Wait count and time per (lock, stack), only with targ_stacks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, LT_MAX_STACKS);
+	__type(key, struct lt_stack_key);
+	__type(value, struct lt_stack_stat);
+} lock_stacks SEC(".maps");
 
 static __always_inline struct file *fd_file(int fd)
 {
@@ -213,6 +229,34 @@ static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
 	}
 	ps->count++;
 	ps->ns += ns;
+}
+
+/*
+ * The user stack of a contended wait, from the syscall's exit: the
+ * thread is still in the call, so its user registers are the caller's.
+ */
+static __always_inline void
+record_stack(void *ctx, const struct lt_lock_key *lock, __u32 tgid, __u64 ns)
+{
+	struct lt_stack_key sk = { .lock = *lock };
+	struct lt_stack_stat *ss, fresh = { .tgid = tgid };
+
+	if (!targ_stacks)
+		return;
+	sk.stack_id = bpf_get_stackid(ctx, &stacks,
+				      BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
+	if (sk.stack_id < 0)
+		return;
+	ss = bpf_map_lookup_elem(&lock_stacks, &sk);
+	if (!ss) {
+		bpf_map_update_elem(&lock_stacks, &sk, &fresh, BPF_NOEXIST);
+		ss = bpf_map_lookup_elem(&lock_stacks, &sk);
+		if (!ss)
+			return;
+	}
+	ss->count++;
+	ss->ns += ns;
+	ss->tgid = tgid;
 }
 
 /* Interrupted: EINTR, or one of the kernel's restart codes. */

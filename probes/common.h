@@ -13,6 +13,8 @@
 #define LT_MAX_TRACED 8192 /* processes in a --pid / -- COMMAND tree */
 #define LT_MAX_PARTIES 32768 /* (lock, process, role) triples */
 #define LT_COMM_LEN 16
+#define LT_MAX_STACKS 4096 /* distinct user stacks kept */
+#define LT_STACK_DEPTH 32 /* frames per stack */
 
 /* Lock kinds as the probes see them; the same numbers as enum lt_kind. */
 enum lt_probe_kind {
@@ -121,6 +123,18 @@ struct lt_party_key {
 struct lt_party_stat {
 	__u64 count;
 	__u64 ns;
+};
+
+/* A user stack seen waiting on a lock. */
+struct lt_stack_key {
+	struct lt_lock_key lock;
+	__s64 stack_id; /* in the `stacks` map */
+};
+
+struct lt_stack_stat {
+	__u64 count;
+	__u64 ns;
+	__u64 tgid; /* a process it was seen in, to symbolize */
 };
 
 /* A wait in flight, readable by the collector (waiters now, wait-for). */

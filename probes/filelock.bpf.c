@@ -33,7 +33,7 @@
 #define CMD_FLOCK 0x10000 /* lt_inflight.cmd: flock(2) op in the low bits */
 
 /* lt_inflight.flags */
-#define IF_RANGE 16	/* the range came from the caller's struct flock */
+#define IF_RANGE 16 /* the range came from the caller's struct flock */
 #define IF_KEYED 1 /* a filelock tracepoint named the lock */
 #define IF_CONFLICT 2 /* the request met a conflicting lock */
 #define IF_UNLOCK 4
@@ -301,7 +301,7 @@ int lt_flock_lock(struct trace_event_raw_filelock_lock *ctx)
 	return on_lock_inode(ctx, LT_PK_FLOCK);
 }
 
-static __always_inline int lock_call_end(long ret)
+static __always_inline int lock_call_end(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
@@ -339,6 +339,7 @@ static __always_inline int lock_call_end(long ret)
 			st->contended++;
 			add_wait(st, delta);
 			credit(&in->lock, tgid, LT_ROLE_WAITER, delta);
+			record_stack(ctx, &in->lock, tgid, delta);
 		}
 	} else if (ret == -EAGAIN || ret == -EACCES) {
 		st->trylock_failures++;
@@ -363,13 +364,13 @@ out:
 SEC("tracepoint/syscalls/sys_exit_fcntl")
 int lt_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return lock_call_end(ctx->ret);
+	return lock_call_end(ctx, ctx->ret);
 }
 
 SEC("tracepoint/syscalls/sys_exit_flock")
 int lt_flock_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return lock_call_end(ctx->ret);
+	return lock_call_end(ctx, ctx->ret);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

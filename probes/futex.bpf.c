@@ -197,7 +197,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	return 0;
 }
 
-static __always_inline int wait_end(long ret)
+static __always_inline int wait_end(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
@@ -244,6 +244,7 @@ static __always_inline int wait_end(long ret)
 			st->last_holder = in->holder;
 			credit(&in->lock, in->holder, LT_ROLE_HOLDER, delta);
 		}
+		record_stack(ctx, &in->lock, tgid, delta);
 	}
 	credit(&in->lock, tgid, LT_ROLE_WAITER, delta);
 out:
@@ -322,7 +323,7 @@ int lt_futex_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex")
 int lt_futex_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return wait_end(ctx->ret);
+	return wait_end(ctx, ctx->ret);
 }
 
 /* futex_wait(uaddr, val, mask, flags, timeout, clockid) */
@@ -338,7 +339,7 @@ int lt_futex2_wait(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex_wait")
 int lt_futex2_wait_x(struct trace_event_raw_sys_exit *ctx)
 {
-	return wait_end(ctx->ret);
+	return wait_end(ctx, ctx->ret);
 }
 
 /* futex_waitv(waiters, nr, ...): an event wait on several words. */
@@ -357,7 +358,7 @@ int lt_futex_waitv(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex_waitv")
 int lt_futex_waitv_x(struct trace_event_raw_sys_exit *ctx)
 {
-	return wait_end(ctx->ret);
+	return wait_end(ctx, ctx->ret);
 }
 
 /* futex_wake(uaddr, mask, nr, flags) */

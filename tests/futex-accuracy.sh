@@ -46,7 +46,7 @@ max=$(jq -r .max_wait_ns <<<"$row")
 	fail "max_wait_ns $max out of range"
 
 # The name says where the mutex lives: the contend binary's data.
-jq -r .name <<<"$row" | grep -q '^contend+0x' || fail "name: $row"
+jq -r .name <<<"$row" | grep -qE '^(contend\+0x|shared_lock \(contend\))' || fail "name: $row"
 
 # The command's exit status is locktop's.
 set +e
