@@ -72,7 +72,7 @@ jq -e '[.locks[] | (.holders + .waiters)[] |
 grep -q '^locktop summary' "$tmpdir/pipe.txt" || fail "no summary in the pipe"
 "$locktop" -b -d 0.3 -o "$tmpdir/t.txt" -- "$contend" -t 3 -n 3000 -h 20 >/dev/null
 awk '/^LOCK +KIND +WAITS +TOTAL WAIT +AVG +MAX +PROCESS$/ { h++ }
-	/^contend\+0x[0-9a-f]+ +futex +[0-9]+ / { r++ }
+	/contend(\)|\+0x[0-9a-f]+) +futex +[0-9]+ / { r++ }
 	END { exit !(h >= 2 && r >= 1) }' "$tmpdir/t.txt" ||
 	fail "batch text: $(cat "$tmpdir/t.txt")"
 echo "ok: batch text, also when piped"

@@ -71,7 +71,8 @@ wait_for "header" '^locktop [0-9:]+ +every 0.3s'
 wait_for "wait meter" '^Wait \['
 wait_for "footer" '^F1Help +F2Locks'
 wait_for "lockbench's table" "t\.tdb\+0x[0-9a-f]+ +futex "
-wait_for "contend's mutex" "contend\+0x[0-9a-f]+ +futex "
+# contend's mutex: by symbol, "shared_lock (contend)", or contend+0x...
+wait_for "contend's mutex" "contend(\)|\+0x[0-9a-f]+) +futex "
 prog_ids | comm -13 "$tmpdir/before" - >"$tmpdir/ours"
 [ -s "$tmpdir/ours" ] || fail "no lt_ programs appeared while locktop runs"
 echo "ok: header, footer and rows"
@@ -105,7 +106,7 @@ T send-keys -t lt p
 wait_for "pid prompt" 'Only PID'
 T send-keys -t lt "$worker" Enter
 wait_for "pid filter shown" "pid=$worker"
-wait_gone "contend's row under the pid filter" 'contend\+0x'
+wait_gone "contend's row under the pid filter" 'contend(\)|\+0x)'
 rows=$(awk '/^LOCK /{on=1; next} /^Locks [0-9]+ rows/{on=0} on && NF' "$tmpdir/screen")
 [ -n "$rows" ] || fail "no rows for pid $worker"
 if grep -vqE 't\.tdb\+0x' <<<"$rows"; then
@@ -121,7 +122,7 @@ wait_for "detail kind" '^kind futex +id [0-9]+'
 T send-keys -t lt Escape
 wait_for "back to the table" '^LOCK '
 T send-keys -t lt c
-wait_for "filter cleared" 'contend\+0x'
+wait_for "filter cleared" 'contend(\)|\+0x)'
 echo "ok: detail"
 
 # Other views by F-key and letter
