@@ -175,3 +175,16 @@ check_agent_log() {
 	fi
 	return 0
 }
+
+# A process that runs (a zombie pmcd has not reaped yet does not).
+alive() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	case $st in Z*) return 1 ;; esac
+	return 0
+}
+
+# Crashes of the agent the kernel has logged so far.
+segfaults() {
+	dmesg 2>/dev/null | grep -c 'pmdalocktop.*segfault' || true
+}
