@@ -440,6 +440,18 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 	return (ssize_t)i;
 }
 
+/* Histogram buckets are 32-bit in the kernel: diff them modulo 2^32. */
+static void hist_delta32(uint64_t *out, uint64_t *total, const __u32 *now,
+			 const __u32 *before)
+{
+	size_t b;
+
+	for (b = 0; b < LT_HIST_SLOTS; b++) {
+		out[b] = (__u32)(now[b] - before[b]);
+		total[b] += out[b];
+	}
+}
+
 static void hist_delta(uint64_t *out, uint64_t *total, const __u64 *now,
 		       const __u64 *before)
 {
@@ -468,6 +480,7 @@ static int merge_lock(struct lt_collector *c, const void *key,
 	struct lt_lock *l;
 	ssize_t i;
 	int cpu, b;
+	bool held;
 
 	i = lt_index_find(&c->lock_ix, key, c->lstate);
 	if (i < 0)
@@ -476,6 +489,27 @@ static int merge_lock(struct lt_collector *c, const void *key,
 		return (int)i;
 	l = &c->locks[i];
 	s = &c->lstate[i];
+
+	/*
+	 * Most locks are idle in most intervals: when the counters that
+	 * move with every event have not, nothing else has either.
+	 */
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		sum.waits += percpu[cpu].waits;
+		sum.wakes += percpu[cpu].wakes;
+		sum.acquires += percpu[cpu].acquires;
+		sum.trylock_failures += percpu[cpu].trylock_failures;
+		sum.hold_ns += percpu[cpu].hold_ns;
+		sum.io_under_lock_ns += percpu[cpu].io_under_lock_ns;
+	}
+	if (s->named && sum.waits == s->raw.waits &&
+	    sum.wakes == s->raw.wakes && sum.acquires == s->raw.acquires &&
+	    sum.trylock_failures == s->raw.trylock_failures &&
+	    sum.hold_ns == s->raw.hold_ns &&
+	    sum.io_under_lock_ns == s->raw.io_under_lock_ns)
+		return 0; /* its delta stays zero */
+	held = sum.hold_ns != s->raw.hold_ns;
+	memset(&sum, 0, sizeof(sum));
 
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
 		const struct lt_lock_stat *v = &percpu[cpu];
@@ -493,10 +527,12 @@ static int merge_lock(struct lt_collector *c, const void *key,
 		sum.owner_died += v->owner_died;
 		sum.deadlocks += v->deadlocks;
 		sum.io_under_lock_ns += v->io_under_lock_ns;
-		for (b = 0; b < LT_HIST_SLOTS; b++) {
+		for (b = 0; b < LT_HIST_SLOTS; b++)
 			sum.hist[b] += v->hist[b];
-			sum.hold_hist[b] += v->hold_hist[b];
-		}
+		/* Only file locks have holds: skip the rest's zeros. */
+		if (held)
+			for (b = 0; b < LT_HIST_SLOTS; b++)
+				sum.hold_hist[b] += v->hold_hist[b];
 		if (v->max_epoch >= epoch && v->max_ns > max_now)
 			max_now = v->max_ns;
 		if (v->max_total_ns > sum.max_total_ns)
@@ -520,10 +556,13 @@ static int merge_lock(struct lt_collector *c, const void *key,
 	DELTA(owner_died);
 	DELTA(deadlocks);
 	DELTA(io_under_lock_ns);
-	hist_delta(l->delta.wait_hist, l->total.wait_hist, sum.hist,
-		   s->raw.hist);
-	hist_delta(l->delta.hold_hist, l->total.hold_hist, sum.hold_hist,
-		   s->raw.hold_hist);
+	hist_delta32(l->delta.wait_hist, l->total.wait_hist, sum.hist,
+		     s->raw.hist);
+	if (held)
+		hist_delta32(l->delta.hold_hist, l->total.hold_hist,
+			     sum.hold_hist, s->raw.hold_hist);
+	else
+		memcpy(sum.hold_hist, s->raw.hold_hist, sizeof(sum.hold_hist));
 	l->delta.max_wait_ns = l->delta.waits ? max_now : 0;
 	if (sum.max_total_ns > l->total.max_wait_ns)
 		l->total.max_wait_ns = sum.max_total_ns;
@@ -668,7 +707,7 @@ static int merge_party(struct lt_collector *c, const void *key,
 	p = proc_of(c, pid);
 	if (p < 0)
 		return (int)p;
-	if (pk->role == LT_ROLE_HOLDER) {
+	if (pk->role != LT_ROLE_WAITER) {
 		add_party(l->holders, &l->n_holders, pid, c->procs[p].comm,
 			  count, ns);
 		return 0;
@@ -1064,8 +1103,8 @@ static uint64_t read_drops(struct lt_collector *c)
 int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 {
 	struct timespec now, wall;
+	size_t i, entries = 0;
 	uint64_t drops;
-	size_t i;
 	int err;
 
 	/* Waits that end from here on belong to the next interval's max. */
@@ -1089,7 +1128,9 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	err = for_each_entry(c, bpf_map__fd(c->futex->maps.stat_map),
 			     sizeof(struct lt_lock_key),
 			     sizeof(struct lt_lock_stat), true, merge_lock,
-			     NULL);
+			     &entries);
+	c->snap.lock_entries = entries;
+	c->snap.lock_capacity = LT_MAX_LOCKS;
 	if (!err)
 		err = read_parties(c);
 	if (!err)
@@ -1167,7 +1208,7 @@ int lt_collector_wait(struct lt_collector *c, int fd)
 	double left;
 	int ret;
 
-	ts_add_ms(&c->deadline, c->interval_ms);
+	/* c->deadline is the next boundary; an early return keeps it. */
 	for (;;) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		left = ts_diff(&c->deadline, &now);
@@ -1175,6 +1216,7 @@ int lt_collector_wait(struct lt_collector *c, int fd)
 			/* Fell behind: keep the cadence from now. */
 			if (left < -(double)c->interval_ms / 1000)
 				c->deadline = now;
+			ts_add_ms(&c->deadline, c->interval_ms);
 			return 0;
 		}
 		ret = poll(&pfd, fd >= 0 ? 1 : 0, (int)(left * 1000) + 1);
@@ -1188,6 +1230,8 @@ int lt_collector_wait(struct lt_collector *c, int fd)
 void lt_collector_set_interval(struct lt_collector *c, unsigned int ms)
 {
 	c->interval_ms = ms ? ms : 1000;
+	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+	ts_add_ms(&c->deadline, c->interval_ms);
 }
 
 /* ---- open and close ---- */
@@ -1366,6 +1410,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	clock_gettime(CLOCK_MONOTONIC, &c->opened);
 	c->last_read = c->opened;
 	c->deadline = c->opened;
+	ts_add_ms(&c->deadline, c->interval_ms);
 	*out = c;
 	return 0;
 

@@ -152,6 +152,8 @@ struct lt_snapshot {
 	uint64_t events_total; /* probe runs, all probes */
 	uint64_t events_delta;
 	double cpu_percent; /* probes' CPU over the interval, % of a core */
+	uint64_t lock_entries; /* kernel per-lock map: entries in use */
+	uint64_t lock_capacity; /* ... and its size; drops start when full */
 	struct lt_kind_figures kind_total[LT_KIND_NR];
 	struct lt_kind_figures kind_delta[LT_KIND_NR];
 	uint64_t io_hist_delta[LT_HIST_BUCKETS]; /* all pread/pwrite */

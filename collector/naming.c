@@ -125,7 +125,8 @@ int lt_vmas_load(pid_t pid, struct lt_vmas *out)
 			n++;
 	}
 	fclose(f);
-	qsort(v, n, sizeof(*v), cmp_vma);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_vma);
 	out->v = v;
 	out->n = n;
 	return 0;

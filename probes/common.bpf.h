@@ -223,8 +223,8 @@ static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
 		ps = bpf_map_lookup_elem(&parties, &pk);
 		if (!ps)
 			return;
-		/* A waiter is the current task: name it while it lives. */
-		if (role == LT_ROLE_WAITER)
+		/* The current task: name it while it lives. */
+		if (role == LT_ROLE_WAITER || role == LT_ROLE_HOLDER_PROC)
 			remember_comm(id);
 	}
 	ps->count++;

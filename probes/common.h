@@ -104,14 +104,16 @@ struct lt_lock_stat {
 	__u64 deadlocks; /* EDEADLK: the kernel refused a cycle */
 	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
 	__u64 last_holder; /* TID (or pid) of the latest known holder */
-	__u64 hist[LT_HIST_SLOTS];
-	__u64 hold_hist[LT_HIST_SLOTS];
+	/* Wrapping counters: the collector diffs them modulo 2^32. */
+	__u32 hist[LT_HIST_SLOTS];
+	__u32 hold_hist[LT_HIST_SLOTS];
 };
 
 /* Who, on which side of a lock. */
 enum lt_role {
-	LT_ROLE_WAITER = 0,
-	LT_ROLE_HOLDER = 1,
+	LT_ROLE_WAITER = 0, /* keyed by process */
+	LT_ROLE_HOLDER = 1, /* keyed by thread: a TID from a futex word */
+	LT_ROLE_HOLDER_PROC = 2, /* keyed by process: the current task */
 };
 
 struct lt_party_key {

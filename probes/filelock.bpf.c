@@ -351,9 +351,9 @@ static __always_inline int lock_call_end(void *ctx, long ret)
 		st->deadlocks++;
 	}
 	if (in->holder) {
-		/* flc_pid is a process id: credit it as a TID works too. */
+		/* flc_pid is the holding process. */
 		st->last_holder = in->holder;
-		credit(&in->lock, in->holder, LT_ROLE_HOLDER,
+		credit(&in->lock, in->holder, LT_ROLE_HOLDER_PROC,
 		       (in->flags & IF_CONFLICT) ? delta : 0);
 	}
 out:

@@ -34,6 +34,7 @@
 #define FUTEX_WAITERS 0x80000000U
 #define FUTEX_OWNER_DIED 0x40000000U
 #define FUTEX_TID_MASK 0x3fffffffU
+#define PID_MAX_LIMIT (4 * 1024 * 1024)
 #define FUTEX2_PRIVATE 128
 #define EOWNERDEAD 130
 
@@ -162,9 +163,12 @@ static __always_inline void remember_where(const struct lt_lock_key *key,
  */
 static __always_inline __u32 classify(__u32 val)
 {
+	__u32 tid = val & FUTEX_TID_MASK;
+
 	if (val == 2)
 		return LT_PK_FUTEX;
-	if ((val & FUTEX_WAITERS) && (val & FUTEX_TID_MASK))
+	/* No TID is above PID_MAX_LIMIT: all ones is a counter or -1. */
+	if ((val & FUTEX_WAITERS) && tid && tid <= PID_MAX_LIMIT)
 		return LT_PK_FUTEX;
 	return LT_PK_FUTEX_COND;
 }
@@ -283,7 +287,7 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	st->wakes++;
 	if (key.kind != LT_PK_FUTEX_COND) {
 		st->last_holder = tid;
-		credit(&key, tid, LT_ROLE_HOLDER, 0);
+		credit(&key, tgid, LT_ROLE_HOLDER_PROC, 0);
 	}
 	return 0;
 }

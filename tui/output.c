@@ -13,38 +13,54 @@ struct row {
 	const struct lt_figures *fig;
 };
 
-static int cmp_rows(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
+struct rank_filter {
+	const struct output_opts *o;
+	bool totals;
+};
 
-	if (x->fig->wait_ns != y->fig->wait_ns)
-		return x->fig->wait_ns < y->fig->wait_ns ? 1 : -1;
-	if (x->fig->waits != y->fig->waits)
-		return x->fig->waits < y->fig->waits ? 1 : -1;
-	return strcmp(x->lock->name, y->lock->name);
+static bool rank_wanted(const struct lt_lock *l, void *arg)
+{
+	const struct rank_filter *rf = arg;
+	const struct lt_figures *f = rf->totals ? &l->total : &l->delta;
+
+	/* Contention that did not wait counts too: a refused try-lock, or a
+	 * cycle the kernel refused. */
+	return (f->waits || f->trylock_failures || f->deadlocks) &&
+	       (rf->o->all_kinds || lt_kind_is_lock(l->kind));
 }
 
-/* The locks worth a row, worst first. Caller frees. */
+/*
+ * The locks worth a row, worst first; *n is how many there are in all,
+ * of which at most the limit are filled in. Caller frees.
+ */
 static struct row *rank(const struct output_opts *o,
 			const struct lt_snapshot *s, bool totals, size_t *n)
 {
+	struct rank_filter rf = { .o = o, .totals = totals };
 	struct row *rows = calloc(s->n_locks ? s->n_locks : 1, sizeof(*rows));
-	size_t i, k = 0;
+	const struct lt_lock **top;
+	size_t i, k = 0, want;
 
 	if (!rows)
 		return NULL;
-	for (i = 0; i < s->n_locks; i++) {
-		const struct lt_lock *l = &s->locks[i];
-		const struct lt_figures *f = totals ? &l->total : &l->delta;
-
-		if (!f->waits || (!o->all_kinds && !lt_kind_is_lock(l->kind)))
-			continue;
-		rows[k].lock = l;
-		rows[k].fig = f;
-		k++;
-	}
-	qsort(rows, k, sizeof(*rows), cmp_rows);
+	for (i = 0; i < s->n_locks; i++)
+		if (rank_wanted(&s->locks[i], &rf))
+			k++;
 	*n = k;
+	want = o->limit && o->limit < k ? o->limit : k;
+	/* A bounded selection: sorting every lock would cost more than
+	 * reading them when only the top few are shown. */
+	top = calloc(want ? want : 1, sizeof(*top));
+	if (!top) {
+		free(rows);
+		return NULL;
+	}
+	want = lt_snapshot_top(s, totals, want, rank_wanted, &rf, top, NULL);
+	for (i = 0; i < want; i++) {
+		rows[i].lock = top[i];
+		rows[i].fig = totals ? &top[i]->total : &top[i]->delta;
+	}
+	free(top);
 	return rows;
 }
 
@@ -120,6 +136,14 @@ static json_object *lock_json(const struct row *r)
 			       parties_json(l->holders, l->n_holders));
 	json_object_object_add(o, "waiters",
 			       parties_json(l->waiters, l->n_waiters));
+	json_object_object_add(o, "wakes", j_u64(f->wakes));
+	json_object_object_add(o, "timeouts", j_u64(f->timeouts));
+	json_object_object_add(o, "interrupted", j_u64(f->interrupted));
+	json_object_object_add(o, "value_changed", j_u64(f->value_changed));
+	json_object_object_add(o, "owner_died", j_u64(f->owner_died));
+	json_object_object_add(o, "deadlocks", j_u64(f->deadlocks));
+	json_object_object_add(
+		o, "stack", l->stack ? json_object_new_string(l->stack) : NULL);
 	return o;
 }
 
@@ -316,6 +340,8 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 			       json_object_new_uint64(totals ? s->drops_total :
 							       s->drops_delta));
 	json_object_object_add(root, "locks", locks);
+	json_object_object_add(root, "lock_entries", j_u64(s->lock_entries));
+	json_object_object_add(root, "lock_capacity", j_u64(s->lock_capacity));
 	json_object_object_add(root, "kinds", kinds_json(s, totals));
 	json_object_object_add(root, "procs", procs_json(s, totals));
 	json_object_object_add(root, "files", files_json(s, totals));
@@ -353,7 +379,8 @@ static void print_row(FILE *out, const struct row *r)
 	fprintf(out, "%-36.36s %-10s %9" PRIu64 " %10s %9s %9s  %s\n", l->name,
 		lt_kind_name(l->kind), f->waits,
 		lt_format_ns(f->wait_ns, total, sizeof(total)),
-		lt_format_ns(f->wait_ns / f->waits, avg, sizeof(avg)),
+		lt_format_ns(f->waits ? f->wait_ns / f->waits : 0, avg,
+			     sizeof(avg)),
 		lt_format_ns(f->max_wait_ns, max, sizeof(max)), proc);
 }
 
