@@ -20,7 +20,9 @@
 #include <sys/wait.h>
 #include "config.h"
 #include "collector.h"
+#include "diff.h"
 #include "output.h"
+#include "record.h"
 #include "screen.h"
 #include "source.h"
 
@@ -43,6 +45,8 @@ static struct env {
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
 	char **command; /* after "--" */
+	bool record; /* locktop record */
+	double duration_s; /* record --duration; 0: none */
 } env = {
 	.delay_ms = 1000,
 	.limit = -1,
@@ -75,6 +79,9 @@ static const char doc[] =
 	"  locktop -b -o waits.txt -- ./server   write the tables to a file\n"
 	"  locktop --host db1               pmdalocktop's metrics on host db1\n"
 	"  locktop -b --archive /var/log/pcp/pmlogger/db1/20260101\n"
+	"  locktop record -o a.rec -- ./server   record a session to a file\n"
+	"  locktop diff a.rec b.rec         compare two records "
+	"(locktop diff --help)\n"
 	"\v"
 	"Columns: LOCK names the futex by mapping and offset (libc.so.6+0x..., "
 	"[heap]+0x..., a shared file's path+0x...); WAITS is how many waits "
@@ -88,7 +95,10 @@ static const char doc[] =
 	"Exit status: 0 on success, 1 on a runtime error, 2 on a usage error; "
 	"with -- COMMAND, the command's status (128+N if killed by signal N).";
 
-static const char args_doc[] = "[-- COMMAND [ARGS...]]";
+static const char args_doc[] =
+	"[-- COMMAND [ARGS...]]\n"
+	"record -o FILE [OPTIONS] [-- COMMAND [ARGS...]]\n"
+	"diff [OPTIONS] BEFORE AFTER";
 
 enum {
 	OPT_ALL = 'a',
@@ -96,6 +106,7 @@ enum {
 	OPT_HOST,
 	OPT_ARCHIVE,
 	OPT_MONO,
+	OPT_DURATION,
 };
 
 static const struct argp_option options[] = {
@@ -235,7 +246,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.command = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
+	case OPT_DURATION:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(d) || d < 0.01 ||
+		    d > 31 * 86400.0)
+			argp_error(state,
+				   "invalid duration '%s': give seconds, "
+				   "e.g. 10",
+				   arg);
+		env.duration_s = d;
+		break;
 	case ARGP_KEY_END:
+		if (env.record && !env.output)
+			argp_error(state, "record needs -o FILE");
 		if (env.command && env.n_pids)
 			argp_error(state, "give --pid or a COMMAND, not both");
 		if (env.host && env.archive)
@@ -252,6 +276,35 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	}
 	return 0;
 }
+
+static const char record_doc[] =
+	"locktop record -- record a session into a file for locktop diff.\n"
+	"\n"
+	"Traces like locktop --batch and writes every interval's figures per "
+	"lock and per kind, and the totals, into FILE as JSON "
+	"(docs/record.md). With -- COMMAND the command starts once the "
+	"probes are attached and locktop exits with its status when it ends; "
+	"otherwise --duration or SIGINT/SIGTERM end the recording. The file "
+	"appears whole or not at all.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  locktop record -o fcntl.rec -- lockbench --lock fcntl --path "
+	"/tmp/t.tdb\n"
+	"  locktop record -o all.rec --duration 30\n"
+	"  locktop record -o db.rec -p 1234 --interval 0.5 --duration 60\n"
+	"  locktop diff fcntl.rec mutex.rec";
+
+static const struct argp_option record_options[] = {
+	{ "output", 'o', "FILE", 0, "Write the record to FILE (required)", 0 },
+	{ "duration", OPT_DURATION, "SECS", 0,
+	  "Stop after SECS seconds (a COMMAND still running gets SIGTERM)", 0 },
+	{ "interval", 'd', "SECS", 0,
+	  "Seconds per recorded interval (default 1; fractions allowed)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0,
+	  "Record only these processes and their children (repeatable)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
+	{},
+};
 
 /*
  * Starts COMMAND stopped at a pipe, so that the probes are attached before
@@ -333,6 +386,10 @@ struct run {
 	struct screen *screen;
 	FILE *tty_in;
 	struct output_opts out;
+	struct recorder *rec; /* locktop record */
+	double end_at; /* --duration's end, 0: none */
+	bool by_duration;
+	bool signalled;
 	int sfd;
 	pid_t child;
 	int exit_status;
@@ -361,6 +418,7 @@ static bool on_signal(struct run *r)
 			screen_resize(r->screen, ws.ws_row, ws.ws_col);
 		return false;
 	default:
+		r->signalled = true;
 		if (r->child > 0) {
 			/* The traced command ends with us. */
 			kill(r->child, (int)si.ssi_signo);
@@ -394,6 +452,14 @@ static int step(struct run *r)
 	}
 	r->snap = snap;
 	r->done++;
+	if (r->rec) {
+		if (recorder_add(r->rec, snap)) {
+			fprintf(stderr, "locktop: writing the record: %s\n",
+				strerror(errno ? errno : EIO));
+			return -1;
+		}
+		return 0;
+	}
 	if (r->screen) {
 		screen_update(r->screen, snap);
 		return 0;
@@ -418,6 +484,9 @@ static int loop(struct run *r)
 
 	r->deadline = now_s() + r->delay_ms / 1000.0;
 	while (!r->stop) {
+		/* The last interval of a --duration may be short. */
+		if (r->end_at > 0 && r->deadline > r->end_at)
+			r->deadline = r->end_at;
 		left = r->deadline - now_s();
 		timeout = !paced || left <= 0 ? 0 : (int)(left * 1000) + 1;
 		if (r->ended)
@@ -458,6 +527,10 @@ static int loop(struct run *r)
 			break;
 		if (env.iterations && r->done >= env.iterations)
 			r->stop = true;
+		if (r->end_at > 0 && now_s() >= r->end_at - 0.0005) {
+			r->by_duration = true;
+			r->stop = true;
+		}
 	}
 	if (last_partial && !r->ended && step(r))
 		return -1;
@@ -502,12 +575,29 @@ int main(int argc, char **argv)
 	sigset_t mask, orig_mask;
 	int gate = -1, err = 0, ret = 1;
 	char msg[512], what[256];
+	const char *ended_by;
 
 	/* UTF-8 on the screen; numbers keep the C locale (JSON needs it). */
 	setlocale(LC_CTYPE, "");
 	argp_err_exit_status = EXIT_USAGE;
-	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "record")) {
+		static const struct argp rec_argp = {
+			record_options, parse_arg,
+			"-o FILE [-- COMMAND [ARGS...]]", record_doc
+		};
+
+		env.record = true;
+		env.batch = true;
+		argv[1] = "locktop record"; /* argp's name in messages */
+		if (argp_parse(&rec_argp, argc - 1, argv + 1, ARGP_IN_ORDER,
+			       NULL, NULL))
+			return EXIT_USAGE;
+		argv[1] = "record"; /* as typed, for the record's cmdline */
+	} else if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL)) {
 		return EXIT_USAGE;
+	}
 
 	r.ops = env.host    ? &source_pcp_host :
 		env.archive ? &source_pcp_archive :
@@ -517,7 +607,7 @@ int main(int argc, char **argv)
 	r.out.all_kinds = env.all_kinds;
 	r.out.limit = env.limit >= 0 ? (size_t)env.limit : (env.json ? 0 : 20);
 	r.out.out = stdout;
-	if (env.output) {
+	if (env.output && !env.record) {
 		r.out.out = fopen(env.output, "we");
 		if (!r.out.out) {
 			fprintf(stderr, "locktop: cannot write '%s': %s\n",
@@ -568,6 +658,28 @@ int main(int argc, char **argv)
 		env.n_pids = 1;
 	}
 
+	if (env.record) {
+		struct record_meta m = {
+			.path = env.output,
+			.argv = argv,
+			.argc = argc,
+			.command = env.command,
+			.pids = env.pids,
+			.n_pids = env.n_pids,
+			.interval_s = env.delay_ms / 1000.0,
+			.duration_s = env.duration_s,
+		};
+
+		/*
+		 * Before the probes load and the command runs: a path
+		 * that cannot be written. The command is still held.
+		 */
+		if (recorder_open(&m, &r.rec, msg, sizeof(msg))) {
+			fprintf(stderr, "locktop: %s\n", msg);
+			goto cleanup;
+		}
+	}
+
 	/* Load, verify and attach the probes, or connect to the source */
 	params.host = env.host;
 	params.archive = env.archive;
@@ -595,6 +707,8 @@ int main(int argc, char **argv)
 		close(gate);
 		gate = -1;
 	}
+	if (env.duration_s > 0)
+		r.end_at = now_s() + env.duration_s;
 
 	if (env.host)
 		snprintf(what, sizeof(what), "pcp://%s", env.host);
@@ -614,7 +728,7 @@ int main(int argc, char **argv)
 
 	if (loop(&r))
 		goto cleanup;
-	if (r.child > 0 && r.screen && !r.interrupted) {
+	if (r.child > 0 && (r.screen || r.rec) && !r.interrupted) {
 		/* q with a command still running: it ends with the screen. */
 		kill(r.child, SIGTERM);
 		r.interrupted = true;
@@ -632,6 +746,20 @@ int main(int argc, char **argv)
 		r.out.out = stdout;
 		if (summary && r.snap)
 			output_final(&r.out, r.snap, r.exit_status);
+	} else if (r.rec) {
+		if (!r.snap && step(&r))
+			goto cleanup;
+		ended_by = r.signalled	      ? "signal" :
+			   r.by_duration      ? "duration" :
+			   r.exit_status >= 0 ? "command" :
+						"signal";
+		err = recorder_finish(r.rec, r.snap, r.exit_status, ended_by,
+				      msg, sizeof(msg));
+		r.rec = NULL;
+		if (err) {
+			fprintf(stderr, "locktop: %s\n", msg);
+			goto cleanup;
+		}
 	} else {
 		if (!r.snap && !r.ended && !r.ops->recorded) {
 			bool end;
@@ -646,6 +774,8 @@ int main(int argc, char **argv)
 cleanup:
 	if (r.screen)
 		screen_close(r.screen);
+	if (r.rec)
+		recorder_abort(r.rec);
 	/* Detach every probe before anything else can go wrong */
 	if (r.src)
 		r.ops->close(r.src);

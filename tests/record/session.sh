@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# How a recording ends: --duration, SIGINT, SIGTERM with a command, the
+# command's exit status; the file appears only when whole. Then the seed
+# experiment end to end through workloads/compare-locks.
+. "$(dirname "$0")/../lib.sh"
+locktop=$(realpath "$1") lockbench=$(realpath "$2") compare=$(realpath "$3")
+require_bpf
+cd "$tmpdir"
+
+# wait_gone PID SECONDS
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# --duration, everything on the machine, while lockbench runs.
+"$lockbench" --lock ofd -n 2 -l 200000 -H 4 --path "$tmpdir/bg.tdb" >/dev/null 2>&1 &
+bg=$!
+rc=0
+"$locktop" record -o d.rec --duration 1.2 --interval 0.3 2>err.txt || rc=$?
+kill "$bg" 2>/dev/null || true
+wait "$bg" 2>/dev/null || true
+[ "$rc" -eq 0 ] || fail "record --duration exited $rc: $(cat err.txt)"
+jq -e '.ended_by == "duration" and .exit_status == null and
+	.duration_s == 1.2 and (.intervals | length >= 3) and
+	.final.elapsed_s >= 1.0 and .final.elapsed_s < 3' d.rec >/dev/null ||
+	fail "d.rec: $(jq -c 'del(.intervals, .final)' d.rec)"
+echo "ok: --duration"
+
+# SIGINT: a clean end, the file written; before it, only a temporary file.
+"$locktop" record -o s.rec --interval 0.2 2>err.txt &
+lt=$!
+sleep 2.5
+[ -e s.rec ] && fail "s.rec exists before the recording ended"
+ls -A | grep -q '^\.s\.rec\.' || fail "no temporary file while recording: $(ls -A)"
+kill -INT "$lt"
+rc=0
+wait "$lt" || rc=$?
+[ "$rc" -eq 0 ] || fail "record after SIGINT exited $rc: $(cat err.txt)"
+jq -e '.ended_by == "signal" and (.final | type == "object") and
+	(.intervals | length >= 2)' s.rec >/dev/null ||
+	fail "s.rec: $(jq -c 'del(.intervals, .final)' s.rec)"
+ls -A | grep -q '^\.s\.rec\.' && fail "temporary file left after SIGINT"
+echo "ok: SIGINT"
+
+# SIGTERM with a command: it is passed on, and its status is ours.
+"$locktop" record -o t.rec --interval 0.2 -- sleep 30 2>err.txt &
+lt=$!
+sleep 1
+kill -TERM "$lt"
+rc=0
+wait "$lt" || rc=$?
+[ "$rc" -eq 143 ] || fail "record -- sleep after SIGTERM exited $rc, want 143"
+jq -e '.ended_by == "signal" and .exit_status == 143 and
+	.command == ["sleep", "30"]' t.rec >/dev/null ||
+	fail "t.rec: $(jq -c 'del(.intervals, .final)' t.rec)"
+echo "ok: SIGTERM"
+
+# The command's own status, and --duration ending a command that runs on.
+rc=0
+"$locktop" record -o e.rec -- sh -c 'exit 3' 2>err.txt || rc=$?
+[ "$rc" -eq 3 ] || fail "record -- sh -c 'exit 3' exited $rc"
+jq -e '.exit_status == 3 and .ended_by == "command"' e.rec >/dev/null ||
+	fail "e.rec: $(jq -c 'del(.intervals, .final)' e.rec)"
+rc=0
+timeout 20 "$locktop" record -o l.rec --duration 0.5 -- sleep 30 2>err.txt || rc=$?
+[ "$rc" -eq 143 ] || fail "record --duration 0.5 -- sleep 30 exited $rc, want 143"
+jq -e '.ended_by == "duration" and .exit_status == 143' l.rec >/dev/null ||
+	fail "l.rec: $(jq -c 'del(.intervals, .final)' l.rec)"
+echo "ok: exit status"
+
+# --pid
+sleep 5 &
+sl=$!
+"$locktop" record -o p.rec --pid "$sl" --duration 0.4 --interval 0.2 2>err.txt ||
+	fail "record --pid exited $?: $(cat err.txt)"
+kill "$sl" 2>/dev/null || true
+jq -e --argjson p "$sl" '.pids == [$p] and .command == null' p.rec >/dev/null ||
+	fail "p.rec: $(jq -c 'del(.intervals, .final)' p.rec)"
+echo "ok: --pid"
+
+# The seed experiment in one command, at a small size.
+rc=0
+LOCKTOP=$locktop LOCKBENCH=$lockbench "$compare" -o cmp --interval 0.2 \
+	--common '-n 4 -l 1000 -H 8' 2>err.txt || rc=$?
+[ "$rc" -eq 0 ] || fail "compare-locks exited $rc: $(cat err.txt)"
+for f in before.rec after.rec before.json after.json diff.txt diff.json \
+	diff.md waits.svg report.md; do
+	[ -s "cmp/$f" ] || fail "compare-locks did not write $f"
+done
+grep -q '](waits.svg)' cmp/report.md || fail "report.md has no chart"
+grep -q '^| `fcntl` | wait time | .* | \*\*better\*\* |$' cmp/report.md ||
+	fail "report.md: $(cat cmp/report.md)"
+grep -q '<svg' cmp/waits.svg || fail "waits.svg is not SVG"
+rc=0
+LOCKTOP=$locktop LOCKBENCH=$lockbench "$compare" -o cmp2 --interval 0.2 \
+	--common '-n 4 -l 500 -H 8' --fail-if 'wait_time>+10%' mutex fcntl \
+	2>err.txt || rc=$?
+[ "$rc" -eq 1 ] || fail "compare-locks mutex fcntl --fail-if exited $rc, want 1"
+echo "ok: compare-locks"

@@ -1,0 +1,1040 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* locktop diff: two recordings, kind by kind and lock by lock. */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <json-c/json.h>
+#include "diff.h"
+
+#define KIND_ALL (-1)
+
+const char *diff_verdict_name(enum diff_verdict v)
+{
+	return v == DIFF_BETTER ? "better" : v == DIFF_WORSE ? "worse" : "same";
+}
+
+enum diff_verdict diff_judge(const struct diff_rule *rule,
+			     const struct diff_side *b,
+			     const struct diff_side *a)
+{
+	double d = a->value - b->value;
+	double noise =
+		rule->sigma * sqrt(b->noise * b->noise + a->noise * a->noise);
+
+	if (d == 0 || fabs(d) <= noise)
+		return DIFF_SAME;
+	if (b->value > 0 && fabs(d) / b->value * 100 <= rule->threshold_pct)
+		return DIFF_SAME;
+	return d < 0 ? DIFF_BETTER : DIFF_WORSE;
+}
+
+/* The figures of one row (a kind, all lock kinds, or one lock) in a set. */
+static void row_fig(const struct rec_set *s, int kind, const char *key,
+		    bool all_kinds, struct rec_fig *out)
+{
+	const struct rec_lock *l;
+	int k;
+
+	memset(out, 0, sizeof(*out));
+	if (key) {
+		l = rec_set_find(s, key);
+		if (l)
+			*out = l->fig;
+		return;
+	}
+	if (kind >= 0) {
+		*out = s->kinds[kind];
+		return;
+	}
+	for (k = 0; k < LT_KIND_NR; k++)
+		if (all_kinds || lt_kind_is_lock((enum lt_kind)k))
+			rec_fig_add(out, &s->kinds[k]);
+}
+
+/*
+ * A total is a sum of per-interval rates times the intervals' lengths:
+ * with s the spread (standard deviation) of the rates, its standard error
+ * is s * sqrt(sum of len^2), which is s * T / sqrt(n) for n equal
+ * intervals. A percentile does not add up; its noise is the standard
+ * error of the per-interval percentiles. Short intervals (the partial
+ * last one) would exaggerate the spread and are left out of s.
+ */
+double diff_noise(const struct record *r, int kind, const char *key,
+		  bool all_kinds, enum rec_metric m)
+{
+	double max_len = 0, sum = 0, sum2 = 0, len2 = 0, mean, var, x;
+	struct rec_fig f;
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n_intervals; i++) {
+		double len = r->intervals[i].interval_s;
+
+		if (len > max_len)
+			max_len = len;
+		len2 += len * len;
+	}
+	if (max_len <= 0)
+		return 0;
+	for (i = 0; i < r->n_intervals; i++) {
+		const struct rec_set *s = &r->intervals[i];
+
+		if (s->interval_s < max_len / 2)
+			continue;
+		row_fig(s, kind, key, all_kinds, &f);
+		if (m == REC_P99) {
+			if (!f.waits)
+				continue;
+			x = (double)rec_fig_metric(&f, m);
+		} else {
+			x = (double)rec_fig_metric(&f, m) / s->interval_s;
+		}
+		sum += x;
+		sum2 += x * x;
+		n++;
+	}
+	if (n < 2)
+		return 0;
+	mean = sum / (double)n;
+	var = (sum2 - (double)n * mean * mean) / (double)(n - 1);
+	if (!(var > 0))
+		return 0;
+	if (m == REC_P99)
+		return sqrt(var / (double)n);
+	return sqrt(var * len2);
+}
+
+/* ---- --fail-if ---- */
+
+int diff_gate_parse(const char *text, struct diff_gate *g, char *err,
+		    size_t err_len)
+{
+	char name[64], *end;
+	const char *p = text, *op, *dot;
+	size_t n;
+	double v, scale = 1;
+	int m;
+
+	memset(g, 0, sizeof(*g));
+	snprintf(g->text, sizeof(g->text), "%s", text);
+	g->kind = KIND_ALL;
+	op = strpbrk(text, "<>");
+	if (!op) {
+		snprintf(err, err_len,
+			 "--fail-if '%s': want METRIC>VALUE or METRIC<VALUE, "
+			 "e.g. 'wait_time>+10%%'",
+			 text);
+		return -1;
+	}
+	g->op = *op;
+	while (*p == ' ')
+		p++;
+	n = (size_t)(op - p);
+	while (n && p[n - 1] == ' ')
+		n--;
+	if (!n || n >= sizeof(name)) {
+		snprintf(err, err_len, "--fail-if '%s': no metric before '%c'",
+			 text, g->op);
+		return -1;
+	}
+	memcpy(name, p, n);
+	name[n] = '\0';
+	dot = strchr(name, '.');
+	if (dot) {
+		int k;
+
+		name[dot - name] = '\0';
+		k = strcmp(name, "all") ? lt_kind_parse(name) : KIND_ALL;
+		if (k < 0 && strcmp(name, "all")) {
+			snprintf(err, err_len,
+				 "--fail-if '%s': unknown kind '%s' (futex, "
+				 "futex-pi, fcntl, ofd, flock, kernel, spin, "
+				 "futex-cond or all)",
+				 text, name);
+			return -1;
+		}
+		g->kind = k;
+		memmove(name, dot + 1, strlen(dot + 1) + 1);
+	}
+	m = rec_metric_parse(name);
+	if (m < 0) {
+		snprintf(err, err_len,
+			 "--fail-if '%s': unknown metric '%s' (waits, "
+			 "wait_time, hold_time, p99, contended, "
+			 "trylock_failures)",
+			 text, name);
+		return -1;
+	}
+	g->metric = (enum rec_metric)m;
+	p = op + 1;
+	while (*p == ' ')
+		p++;
+	g->mode = (*p == '+' || *p == '-') ? GATE_DELTA : GATE_VALUE;
+	errno = 0;
+	v = strtod(p, &end);
+	if (errno || end == p || !isfinite(v) || !strncasecmp(p, "nan", 3) ||
+	    !strncasecmp(p + (*p == '+' || *p == '-'), "inf", 3)) {
+		snprintf(err, err_len, "--fail-if '%s': '%s' is not a number",
+			 text, p);
+		return -1;
+	}
+	if (*end == '%') {
+		g->mode = GATE_REL;
+		end++;
+	} else if (rec_metric_is_time(g->metric)) {
+		if (!strncmp(end, "ns", 2))
+			end += 2;
+		else if (!strncmp(end, "us", 2))
+			scale = 1e3, end += 2;
+		else if (!strncmp(end, "ms", 2))
+			scale = 1e6, end += 2;
+		else if (*end == 's')
+			scale = 1e9, end++;
+	}
+	while (*end == ' ')
+		end++;
+	if (*end) {
+		snprintf(err, err_len,
+			 "--fail-if '%s': unexpected '%s' after the value "
+			 "(%s)",
+			 text, end,
+			 rec_metric_is_time(g->metric) ?
+				 "a time takes ns, us, ms or s, or %" :
+				 "a count takes no unit, or %");
+		return -1;
+	}
+	if (g->mode == GATE_VALUE && v < 0) {
+		snprintf(err, err_len, "--fail-if '%s': negative value", text);
+		return -1;
+	}
+	g->value = v * scale;
+	return 0;
+}
+
+bool diff_gate_crossed(const struct diff_gate *g, double b, double a,
+		       double *seen)
+{
+	double x;
+
+	switch (g->mode) {
+	case GATE_REL:
+		x = b > 0 ? (a - b) / b * 100 : a > 0 ? INFINITY : 0;
+		break;
+	case GATE_DELTA:
+		x = a - b;
+		break;
+	default:
+		x = a;
+		break;
+	}
+	*seen = x;
+	return g->op == '>' ? x > g->value : x < g->value;
+}
+
+/* ---- the comparison ---- */
+
+struct row {
+	char label[LT_NAME_LEN]; /* "all", a kind, or a lock key */
+	int kind; /* KIND_ALL for the sum of the kinds */
+	bool is_lock;
+	bool in[2]; /* present before / after */
+	struct diff_side side[REC_METRIC_NR][2];
+	enum diff_verdict verdict[REC_METRIC_NR];
+};
+
+struct cmp {
+	const struct record *rec[2];
+	const char *path[2];
+	struct diff_rule rule;
+	bool all_kinds;
+	struct row *kinds;
+	size_t n_kinds;
+	struct row *locks;
+	size_t n_locks;
+};
+
+static void fill_row(struct cmp *c, struct row *r, const char *key)
+{
+	struct rec_fig f;
+	int s, m;
+
+	for (s = 0; s < 2; s++) {
+		row_fig(&c->rec[s]->final, r->kind, key, c->all_kinds, &f);
+		for (m = 0; m < REC_METRIC_NR; m++) {
+			r->side[m][s].value = (double)rec_fig_metric(&f, m);
+			r->side[m][s].noise = diff_noise(c->rec[s], r->kind,
+							 key, c->all_kinds,
+							 (enum rec_metric)m);
+		}
+	}
+	for (m = 0; m < REC_METRIC_NR; m++)
+		r->verdict[m] =
+			diff_judge(&c->rule, &r->side[m][0], &r->side[m][1]);
+}
+
+static bool row_active(const struct row *r)
+{
+	int m, s;
+
+	for (m = 0; m < REC_METRIC_NR; m++)
+		for (s = 0; s < 2; s++)
+			if (r->side[m][s].value > 0)
+				return true;
+	return false;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double wx = fmax(x->side[REC_WAIT_TIME][0].value,
+			 x->side[REC_WAIT_TIME][1].value);
+	double wy = fmax(y->side[REC_WAIT_TIME][0].value,
+			 y->side[REC_WAIT_TIME][1].value);
+
+	if (wx != wy)
+		return wx < wy ? 1 : -1;
+	return strcmp(x->label, y->label);
+}
+
+static int compare(struct cmp *c)
+{
+	size_t i, cap;
+	int k, s;
+
+	c->kinds = calloc(LT_KIND_NR + 1, sizeof(*c->kinds));
+	if (!c->kinds)
+		return -ENOMEM;
+	for (k = KIND_ALL; k < LT_KIND_NR; k++) {
+		struct row *r = &c->kinds[c->n_kinds];
+
+		if (k >= 0 && !c->all_kinds && !lt_kind_is_lock(k))
+			continue;
+		r->kind = k;
+		snprintf(r->label, sizeof(r->label), "%s",
+			 k < 0 ? "all" : lt_kind_name(k));
+		fill_row(c, r, NULL);
+		r->in[0] = r->in[1] = true;
+		/* "all" always; a kind only when it did something. */
+		if (k < 0 || row_active(r))
+			c->n_kinds++;
+	}
+
+	cap = c->rec[0]->final.n_locks + c->rec[1]->final.n_locks;
+	c->locks = calloc(cap ? cap : 1, sizeof(*c->locks));
+	if (!c->locks)
+		return -ENOMEM;
+	for (s = 0; s < 2; s++) {
+		const struct rec_set *f = &c->rec[s]->final;
+
+		for (i = 0; i < f->n_locks; i++) {
+			const struct rec_lock *l = &f->locks[i];
+			struct row *r;
+
+			if (!c->all_kinds && !lt_kind_is_lock(l->kind))
+				continue;
+			/* Seen before already: the after side is filled. */
+			if (s == 1 && rec_set_find(&c->rec[0]->final, l->key))
+				continue;
+			r = &c->locks[c->n_locks++];
+			snprintf(r->label, sizeof(r->label), "%s", l->key);
+			r->kind = (int)l->kind;
+			r->is_lock = true;
+			r->in[0] = rec_set_find(&c->rec[0]->final, l->key);
+			r->in[1] = rec_set_find(&c->rec[1]->final, l->key);
+			fill_row(c, r, l->key);
+		}
+	}
+	qsort(c->locks, c->n_locks, sizeof(*c->locks), cmp_rows);
+	return 0;
+}
+
+/* ---- output ---- */
+
+static void fmt_value(enum rec_metric m, double v, char *buf, size_t len)
+{
+	if (rec_metric_is_time(m))
+		lt_format_ns(v >= 1.8e19 ? UINT64_MAX : (uint64_t)v, buf, len);
+	else
+		snprintf(buf, len, "%.0f", v);
+}
+
+static void fmt_change(double b, double a, char *buf, size_t len)
+{
+	if (b > 0)
+		snprintf(buf, len, "%+.1f%%", (a - b) / b * 100);
+	else if (a > 0)
+		snprintf(buf, len, "new");
+	else
+		snprintf(buf, len, "0.0%%");
+}
+
+/* Which metrics a row shows: the four main ones, the others when used. */
+static bool metric_shown(const struct row *r, enum rec_metric m)
+{
+	if (m <= REC_P99)
+		return true;
+	return r->side[m][0].value > 0 || r->side[m][1].value > 0;
+}
+
+static const char *presence(const struct row *r)
+{
+	if (!r->is_lock || (r->in[0] && r->in[1]))
+		return "";
+	return r->in[0] ? " (before only)" : " (after only)";
+}
+
+static void describe(FILE *out, const char *what, const char *path,
+		     const struct record *r, bool md)
+{
+	const struct rec_set *f = &r->final;
+
+	if (md) {
+		fprintf(out,
+			"| %s | `%s` | %s | %s | %s | %.2f s, %zu intervals |\n",
+			what, path, r->host, r->kernel[0] ? r->kernel : "?",
+			r->start, f->elapsed_s, r->n_intervals);
+		return;
+	}
+	fprintf(out, "%-7s %s: %s, %s, %s, %.2f s, %zu intervals\n", what, path,
+		r->host[0] ? r->host : "?", r->start,
+		r->kernel[0] ? r->kernel : "?", f->elapsed_s, r->n_intervals);
+	if (r->cmdline[0])
+		fprintf(out, "        %s\n", r->cmdline);
+}
+
+static void text_rows(FILE *out, const struct row *rows, size_t n)
+{
+	char bv[24], av[24], ch[24];
+	size_t i;
+	int m;
+
+	for (i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+
+		fprintf(out, "%s%s\n", r->label, presence(r));
+		for (m = 0; m < REC_METRIC_NR; m++) {
+			if (!metric_shown(r, m))
+				continue;
+			fmt_value(m, r->side[m][0].value, bv, sizeof(bv));
+			fmt_value(m, r->side[m][1].value, av, sizeof(av));
+			fmt_change(r->side[m][0].value, r->side[m][1].value, ch,
+				   sizeof(ch));
+			fprintf(out, "  %-18s %12s → %-12s %9s  %s\n",
+				rec_metric_label(m), bv, av, ch,
+				diff_verdict_name(r->verdict[m]));
+		}
+	}
+}
+
+/* A Markdown table cell must not contain a bare '|'. */
+static void md_cell(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+}
+
+static void md_rows(FILE *out, const struct row *rows, size_t n,
+		    const char *first)
+{
+	char bv[24], av[24], ch[24];
+	size_t i;
+	int m;
+
+	fprintf(out, "| %s | metric | before | after | change | verdict |\n",
+		first);
+	fprintf(out, "| --- | --- | ---: | ---: | ---: | --- |\n");
+	for (i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+		for (m = 0; m < REC_METRIC_NR; m++) {
+			if (!metric_shown(r, m))
+				continue;
+			fmt_value(m, r->side[m][0].value, bv, sizeof(bv));
+			fmt_value(m, r->side[m][1].value, av, sizeof(av));
+			fmt_change(r->side[m][0].value, r->side[m][1].value, ch,
+				   sizeof(ch));
+			/* The label on every line: rows stay greppable. */
+			fputs("| `", out);
+			md_cell(out, r->label);
+			fputc('`', out);
+			fputs(presence(r), out);
+			fprintf(out, " | %s | %s | %s | %s | %s%s%s |\n",
+				rec_metric_label(m), bv, av, ch,
+				r->verdict[m] ? "**" : "",
+				diff_verdict_name(r->verdict[m]),
+				r->verdict[m] ? "**" : "");
+		}
+	}
+}
+
+static json_object *meta_json(const char *path, const struct record *r)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "host", json_object_new_string(r->host));
+	json_object_object_add(o, "kernel", json_object_new_string(r->kernel));
+	json_object_object_add(o, "cmdline",
+			       json_object_new_string(r->cmdline));
+	json_object_object_add(o, "start", json_object_new_string(r->start));
+	json_object_object_add(o, "elapsed_s",
+			       json_object_new_double(r->final.elapsed_s));
+	json_object_object_add(o, "intervals",
+			       json_object_new_int64((int64_t)r->n_intervals));
+	json_object_object_add(o, "exit_status",
+			       r->exit_status >= 0 ?
+				       json_object_new_int(r->exit_status) :
+				       NULL);
+	return o;
+}
+
+static json_object *rows_json(const struct row *rows, size_t n)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+	int m;
+
+	for (i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+		json_object *o = json_object_new_object();
+		json_object *ms = json_object_new_object();
+
+		json_object_object_add(o, r->is_lock ? "key" : "kind",
+				       json_object_new_string(r->label));
+		if (r->is_lock) {
+			json_object_object_add(
+				o, "kind",
+				json_object_new_string(lt_kind_name(r->kind)));
+			json_object_object_add(
+				o, "before", json_object_new_boolean(r->in[0]));
+			json_object_object_add(
+				o, "after", json_object_new_boolean(r->in[1]));
+		}
+		for (m = 0; m < REC_METRIC_NR; m++) {
+			const struct diff_side *sd = r->side[m];
+			json_object *v = json_object_new_object();
+
+			json_object_object_add(
+				v, "before",
+				json_object_new_double(sd[0].value));
+			json_object_object_add(
+				v, "after",
+				json_object_new_double(sd[1].value));
+			json_object_object_add(
+				v, "change_pct",
+				sd[0].value > 0 ?
+					json_object_new_double(
+						(sd[1].value - sd[0].value) /
+						sd[0].value * 100) :
+					NULL);
+			json_object_object_add(
+				v, "noise_before",
+				json_object_new_double(sd[0].noise));
+			json_object_object_add(
+				v, "noise_after",
+				json_object_new_double(sd[1].noise));
+			json_object_object_add(
+				v, "verdict",
+				json_object_new_string(
+					diff_verdict_name(r->verdict[m])));
+			json_object_object_add(ms, rec_metric_name(m), v);
+		}
+		json_object_object_add(o, "metrics", ms);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* ---- the plot ---- */
+
+static int write_series(const char *path, const struct record *r,
+			bool all_kinds)
+{
+	FILE *f = fopen(path, "we");
+	double t = 0;
+	struct rec_fig fig;
+	size_t i;
+
+	if (!f)
+		return -1;
+	for (i = 0; i < r->n_intervals; i++) {
+		const struct rec_set *s = &r->intervals[i];
+
+		t += s->interval_s;
+		row_fig(s, KIND_ALL, NULL, all_kinds, &fig);
+		fprintf(f, "%.3f %.6f\n", s->elapsed_s > 0 ? s->elapsed_s : t,
+			(double)fig.wait_ns / 1e6);
+	}
+	if (!r->n_intervals)
+		fprintf(f, "0 0\n");
+	return fclose(f) ? -1 : 0;
+}
+
+/* gnuplot strings are in single quotes, where '' is a quote. */
+static void gp_string(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		if ((unsigned char)*s >= ' ')
+			fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+static int run_gnuplot(const char *script, char *err, size_t err_len)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, err_len, "--plot: fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		fprintf(stderr, "locktop: cannot run gnuplot: %s\n",
+			strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(err, err_len, "--plot: waitpid: %s",
+				 strerror(errno));
+			return -1;
+		}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		snprintf(err, err_len,
+			 "--plot: gnuplot failed (status %d); is it installed "
+			 "(apt-get install gnuplot-nox)?",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return -1;
+	}
+	return 0;
+}
+
+static int plot(const struct cmp *c, const char *svg, char *err, size_t err_len)
+{
+	static const char *const names[] = { "before.dat", "after.dat",
+					     "plot.gp" };
+	const char *tmp = getenv("TMPDIR");
+	char dir[256], path[3][320], title[600];
+	int s, ret = -1;
+	FILE *f;
+
+	if (!tmp || !*tmp || strlen(tmp) > 200)
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/locktop-plot.XXXXXX", tmp);
+	if (!mkdtemp(dir)) {
+		snprintf(err, err_len,
+			 "--plot: temporary directory in %.200s: %s", tmp,
+			 strerror(errno));
+		return -1;
+	}
+	for (s = 0; s < 3; s++)
+		snprintf(path[s], sizeof(path[s]), "%s/%s", dir, names[s]);
+	for (s = 0; s < 2; s++) {
+		if (write_series(path[s], c->rec[s], c->all_kinds)) {
+			snprintf(err, err_len, "--plot: %.300s: %s", path[s],
+				 strerror(errno));
+			goto out;
+		}
+	}
+	f = fopen(path[2], "we");
+	if (!f) {
+		snprintf(err, err_len, "--plot: %.300s: %s", path[2],
+			 strerror(errno));
+		goto out;
+	}
+	fprintf(f, "set terminal svg size 900,450 dynamic "
+		   "background rgb 'white'\nset output ");
+	gp_string(f, svg);
+	fprintf(f, "\nset title 'Lock wait time per interval'\n"
+		   "set xlabel 'seconds since the start'\n"
+		   "set ylabel 'wait time in the interval (ms)'\n"
+		   "set grid\nset key outside bottom center horizontal\n"
+		   "set yrange [0:*]\nplot ");
+	for (s = 0; s < 2; s++) {
+		snprintf(title, sizeof(title), "%s: %.500s",
+			 s ? "after" : "before", c->path[s]);
+		gp_string(f, path[s]);
+		fprintf(f, " using 1:2 with linespoints lw 2 title ");
+		gp_string(f, title);
+		fprintf(f, "%s", s ? "\n" : ", ");
+	}
+	if (fclose(f)) {
+		snprintf(err, err_len, "--plot: %s", strerror(errno));
+		goto out;
+	}
+	ret = run_gnuplot(path[2], err, err_len);
+out:
+	for (s = 0; s < 3; s++)
+		unlink(path[s]);
+	rmdir(dir);
+	return ret;
+}
+
+/* ---- the command ---- */
+
+#define MAX_GATES 32
+
+static struct diff_env {
+	bool markdown;
+	bool json;
+	bool all_kinds;
+	long limit; /* -1: default */
+	const char *plot;
+	const char *output;
+	const char *paths[2];
+	size_t n_paths;
+	struct diff_rule rule;
+	struct diff_gate gates[MAX_GATES];
+	size_t n_gates;
+} denv;
+
+enum {
+	OPT_PLOT = 0x200,
+	OPT_SIGMA,
+	OPT_THRESHOLD,
+};
+
+static const char diff_doc[] =
+	"locktop diff -- compare two recordings of locktop record.\n"
+	"\n"
+	"Matches locks by their key (kind, file and offset, or image and "
+	"offset), never by address or PID, and prints for each kind and each "
+	"lock the waits, wait time, hold time and p99 wait before and after, "
+	"the change, and a verdict: better, worse, or same when the change "
+	"is within the noise of the recorded intervals.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  locktop diff fcntl.rec mutex.rec\n"
+	"  locktop diff --markdown --plot waits.svg a.rec b.rec > report.md\n"
+	"  locktop diff --fail-if 'wait_time>+10%' base.rec new.rec\n"
+	"\v"
+	"--fail-if takes [KIND.]METRIC OP VALUE. METRIC is waits, wait_time, "
+	"hold_time, p99, contended or trylock_failures; KIND (futex, fcntl, "
+	"...) narrows it to one kind, the default is all lock kinds. OP is > "
+	"or <. VALUE is a change in percent (+10%), a change in units (+5ms, "
+	"-100) or, unsigned, the after figure itself (2ms). Times take ns, "
+	"us, ms or s.\n"
+	"\n"
+	"Exit status: 0 when no threshold is crossed, 1 when one is, 2 on bad "
+	"input (a file that is unreadable, corrupt or of another version, a "
+	"bad --fail-if) or an output that cannot be written.";
+
+static const struct argp_option diff_options[] = {
+	{ "markdown", 'm', NULL, 0, "Markdown tables instead of text", 0 },
+	{ "json", 'j', NULL, 0, "One JSON object instead of text", 0 },
+	{ "fail-if", 'F', "EXPR", 0,
+	  "Exit 1 when EXPR holds, e.g. 'wait_time>+10%' (repeatable)", 0 },
+	{ "plot", OPT_PLOT, "FILE.svg", 0,
+	  "Chart the wait time per interval, before and after (gnuplot)", 0 },
+	{ "output", 'o', "FILE", 0, "Write to FILE instead of stdout", 0 },
+	{ "all", 'a', NULL, 0, "Include condition-like waits (futex-cond)", 0 },
+	{ "limit", 'l', "N", 0,
+	  "At most N locks (default 20 in text and Markdown, all in JSON; "
+	  "0: all)",
+	  0 },
+	{ "sigma", OPT_SIGMA, "K", 0,
+	  "Noise band: K standard errors of the per-interval spread "
+	  "(default 2)",
+	  0 },
+	{ "threshold", OPT_THRESHOLD, "PCT", 0,
+	  "Changes within PCT percent are the same anyway (default 5)", 0 },
+	{},
+};
+
+static double parse_pos(struct argp_state *state, const char *what,
+			const char *arg, double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > max)
+		argp_error(state, "invalid %s '%s': give a number from 0 to %g",
+			   what, arg, max);
+	return v;
+}
+
+static error_t diff_parse(int key, char *arg, struct argp_state *state)
+{
+	char msg[256];
+
+	switch (key) {
+	case 'm':
+		denv.markdown = true;
+		break;
+	case 'j':
+		denv.json = true;
+		break;
+	case 'F':
+		if (denv.n_gates == MAX_GATES)
+			argp_error(state, "at most %d --fail-if", MAX_GATES);
+		if (diff_gate_parse(arg, &denv.gates[denv.n_gates], msg,
+				    sizeof(msg)))
+			argp_error(state, "%s", msg);
+		denv.n_gates++;
+		break;
+	case OPT_PLOT:
+		denv.plot = arg;
+		break;
+	case 'o':
+		denv.output = arg;
+		break;
+	case 'a':
+		denv.all_kinds = true;
+		break;
+	case 'l':
+		denv.limit = (long)parse_pos(state, "limit", arg, 1e9);
+		break;
+	case OPT_SIGMA:
+		denv.rule.sigma = parse_pos(state, "--sigma", arg, 100);
+		break;
+	case OPT_THRESHOLD:
+		denv.rule.threshold_pct =
+			parse_pos(state, "--threshold", arg, 1000);
+		break;
+	case ARGP_KEY_ARG:
+		if (denv.n_paths == 2)
+			argp_error(state, "give two records: BEFORE AFTER");
+		denv.paths[denv.n_paths++] = arg;
+		break;
+	case ARGP_KEY_END:
+		if (denv.n_paths != 2)
+			argp_error(state, "give two records: BEFORE AFTER");
+		if (denv.markdown && denv.json)
+			argp_error(state,
+				   "give --markdown or --json, not both");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void print_text(FILE *out, const struct cmp *c, size_t n_locks)
+{
+	describe(out, "before", c->path[0], c->rec[0], false);
+	describe(out, "after", c->path[1], c->rec[1], false);
+	fprintf(out,
+		"verdict: same when the change is within %g standard errors of "
+		"the per-interval spread, or within %g%%\n\n",
+		c->rule.sigma, c->rule.threshold_pct);
+	fprintf(out, "KINDS%*s%12s   %-12s %9s  %s\n", 16, "", "BEFORE",
+		"AFTER", "CHANGE", "VERDICT");
+	text_rows(out, c->kinds, c->n_kinds);
+	fprintf(out, "\nLOCKS (%zu of %zu, most wait time first)\n", n_locks,
+		c->n_locks);
+	text_rows(out, c->locks, n_locks);
+}
+
+static void print_markdown(FILE *out, const struct cmp *c, size_t n_locks)
+{
+	fprintf(out, "# locktop diff\n\n");
+	fprintf(out, "| | record | host | kernel | start | length |\n");
+	fprintf(out, "| --- | --- | --- | --- | --- | --- |\n");
+	describe(out, "before", c->path[0], c->rec[0], true);
+	describe(out, "after", c->path[1], c->rec[1], true);
+	for (int s = 0; s < 2; s++)
+		if (c->rec[s]->cmdline[0]) {
+			fprintf(out, "\n%s: `", s ? "After" : "Before");
+			md_cell(out, c->rec[s]->cmdline);
+			fprintf(out, "`\n");
+		}
+	fprintf(out,
+		"\nVerdict: *same* when the change is within %g standard "
+		"errors of the per-interval spread, or within %g%%.\n\n",
+		c->rule.sigma, c->rule.threshold_pct);
+	fprintf(out, "## Kinds\n\n");
+	md_rows(out, c->kinds, c->n_kinds, "kind");
+	fprintf(out, "\n## Locks\n\n%zu of %zu, most wait time first.\n\n",
+		n_locks, c->n_locks);
+	if (n_locks)
+		md_rows(out, c->locks, n_locks, "lock");
+}
+
+/* The figures a gate looks at: its kind's row, or 0 → 0 if it has none. */
+static bool eval_gate(const struct cmp *c, const struct diff_gate *g, double *b,
+		      double *a, double *seen)
+{
+	size_t k;
+
+	*b = *a = 0;
+	for (k = 0; k < c->n_kinds; k++)
+		if (c->kinds[k].kind == g->kind) {
+			*b = c->kinds[k].side[g->metric][0].value;
+			*a = c->kinds[k].side[g->metric][1].value;
+		}
+	return diff_gate_crossed(g, *b, *a, seen);
+}
+
+static json_object *gates_json(const struct cmp *c, bool *crossed_any)
+{
+	json_object *arr = json_object_new_array();
+	size_t i;
+
+	*crossed_any = false;
+	for (i = 0; i < denv.n_gates; i++) {
+		const struct diff_gate *g = &denv.gates[i];
+		json_object *o = json_object_new_object();
+		double b, a, seen;
+		bool crossed = eval_gate(c, g, &b, &a, &seen);
+
+		*crossed_any = *crossed_any || crossed;
+		json_object_object_add(o, "expr",
+				       json_object_new_string(g->text));
+		json_object_object_add(o, "before", json_object_new_double(b));
+		json_object_object_add(o, "after", json_object_new_double(a));
+		json_object_object_add(o, "seen",
+				       isfinite(seen) ?
+					       json_object_new_double(seen) :
+					       json_object_new_string("inf"));
+		json_object_object_add(o, "crossed",
+				       json_object_new_boolean(crossed));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+/* Names each crossed gate on stderr; returns whether any was. */
+static bool report_gates(const struct cmp *c)
+{
+	char bv[24], av[24], ch[24];
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < denv.n_gates; i++) {
+		const struct diff_gate *g = &denv.gates[i];
+		double b, a, seen;
+
+		if (!eval_gate(c, g, &b, &a, &seen))
+			continue;
+		any = true;
+		fmt_value(g->metric, b, bv, sizeof(bv));
+		fmt_value(g->metric, a, av, sizeof(av));
+		fmt_change(b, a, ch, sizeof(ch));
+		fprintf(stderr,
+			"locktop diff: --fail-if '%s' crossed: %s %s %s → %s "
+			"(%s)\n",
+			g->text, g->kind < 0 ? "all" : lt_kind_name(g->kind),
+			rec_metric_label(g->metric), bv, av, ch);
+	}
+	return any;
+}
+
+int diff_main(int argc, char **argv)
+{
+	static const struct argp argp = { diff_options, diff_parse,
+					  "BEFORE AFTER", diff_doc };
+	struct cmp c = { 0 };
+	struct record *rec[2] = { NULL, NULL };
+	json_object *gates, *root;
+	char msg[512];
+	FILE *out = stdout;
+	size_t n_locks;
+	bool crossed = false;
+	int ret = DIFF_EXIT_BAD, s;
+
+	denv.limit = -1;
+	denv.rule.sigma = 2;
+	denv.rule.threshold_pct = 5;
+	argp_err_exit_status = DIFF_EXIT_BAD;
+	argv[0] = "locktop diff"; /* argp's name in messages */
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return DIFF_EXIT_BAD;
+
+	for (s = 0; s < 2; s++) {
+		if (record_load(denv.paths[s], &rec[s], msg, sizeof(msg))) {
+			fprintf(stderr, "locktop diff: %s\n", msg);
+			goto out;
+		}
+		c.rec[s] = rec[s];
+		c.path[s] = denv.paths[s];
+	}
+	c.rule = denv.rule;
+	c.all_kinds = denv.all_kinds;
+	if (compare(&c)) {
+		fprintf(stderr, "locktop diff: out of memory\n");
+		goto out;
+	}
+	n_locks = c.n_locks;
+	if (denv.limit > 0 && (size_t)denv.limit < n_locks)
+		n_locks = (size_t)denv.limit;
+	else if (denv.limit < 0 && !denv.json && n_locks > 20)
+		n_locks = 20;
+
+	if (denv.output) {
+		out = fopen(denv.output, "we");
+		if (!out) {
+			fprintf(stderr, "locktop diff: cannot write '%s': %s\n",
+				denv.output, strerror(errno));
+			out = stdout;
+			goto out;
+		}
+	}
+	gates = gates_json(&c, &crossed);
+	if (denv.json) {
+		root = json_object_new_object();
+		json_object_object_add(root, "before",
+				       meta_json(c.path[0], c.rec[0]));
+		json_object_object_add(root, "after",
+				       meta_json(c.path[1], c.rec[1]));
+		json_object_object_add(root, "sigma",
+				       json_object_new_double(c.rule.sigma));
+		json_object_object_add(
+			root, "threshold_pct",
+			json_object_new_double(c.rule.threshold_pct));
+		json_object_object_add(root, "kinds",
+				       rows_json(c.kinds, c.n_kinds));
+		json_object_object_add(root, "locks",
+				       rows_json(c.locks, n_locks));
+		json_object_object_add(root, "fail_if", gates);
+		json_object_object_add(root, "crossed",
+				       json_object_new_boolean(crossed));
+		fprintf(out, "%s\n",
+			json_object_to_json_string_ext(
+				root, JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_SPACED));
+		json_object_put(root);
+	} else {
+		if (denv.markdown)
+			print_markdown(out, &c, n_locks);
+		else
+			print_text(out, &c, n_locks);
+		json_object_put(gates);
+	}
+	if (fflush(out) || ferror(out)) {
+		fprintf(stderr, "locktop diff: writing the output: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	if (denv.plot && plot(&c, denv.plot, msg, sizeof(msg))) {
+		fprintf(stderr, "locktop diff: %s\n", msg);
+		goto out;
+	}
+	ret = report_gates(&c) ? DIFF_EXIT_CROSSED : 0;
+out:
+	if (out != stdout && fclose(out) && ret != DIFF_EXIT_BAD) {
+		fprintf(stderr, "locktop diff: writing '%s': %s\n", denv.output,
+			strerror(errno));
+		ret = DIFF_EXIT_BAD;
+	}
+	free(c.kinds);
+	free(c.locks);
+	record_free(rec[0]);
+	record_free(rec[1]);
+	return ret;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Recordings: `locktop record` writes a session's snapshots into one JSON
+ * file (docs/record.md), `locktop diff` loads two of them. The writer
+ * streams into a temporary file next to the target and renames it at the
+ * end, so a reader never sees half a record; the loader trusts nothing
+ * in the file.
+ */
+#ifndef LOCKTOP_RECORD_H
+#define LOCKTOP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "collector.h"
+
+#define RECORD_FORMAT "locktop-record"
+#define RECORD_VERSION 1
+/* Bigger files are refused before parsing: the tree would not fit. */
+#define RECORD_MAX_BYTES (256UL << 20)
+/* JSON nesting the loader accepts; a record needs 5. */
+#define RECORD_MAX_DEPTH 32
+
+/* ---- writing ---- */
+
+struct record_meta {
+	const char *path; /* the file to write */
+	char **argv; /* locktop's own command line */
+	int argc;
+	char **command; /* the traced command, NULL-terminated, or NULL */
+	const pid_t *pids; /* --pid */
+	size_t n_pids;
+	double interval_s;
+	double duration_s; /* 0: none */
+};
+
+struct recorder;
+
+/* Creates the temporary file; on failure a message goes to err. */
+int recorder_open(const struct record_meta *m, struct recorder **out, char *err,
+		  size_t err_len);
+/* Appends one interval (the snapshot's deltas). */
+int recorder_add(struct recorder *r, const struct lt_snapshot *s);
+/*
+ * Writes the totals of last (NULL: none were read), syncs and renames the
+ * file into place, and frees r. ended_by is "command", "duration" or
+ * "signal"; exit_status < 0 means no command.
+ */
+int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
+		    int exit_status, const char *ended_by, char *err,
+		    size_t err_len);
+/* Removes the temporary file and frees r. */
+void recorder_abort(struct recorder *r);
+
+/* ---- reading ---- */
+
+enum rec_metric {
+	REC_WAITS,
+	REC_WAIT_TIME,
+	REC_HOLD_TIME,
+	REC_P99,
+	REC_CONTENDED,
+	REC_TRYLOCK_FAILURES,
+	REC_METRIC_NR,
+};
+
+/* The metric's name in --fail-if and JSON ("wait_time"), and for people. */
+const char *rec_metric_name(enum rec_metric m);
+const char *rec_metric_label(enum rec_metric m);
+int rec_metric_parse(const char *name);
+/* Whether the metric is a duration in ns. */
+bool rec_metric_is_time(enum rec_metric m);
+
+struct rec_fig {
+	uint64_t waits;
+	uint64_t wait_ns;
+	uint64_t max_wait_ns;
+	uint64_t hold_ns;
+	uint64_t acquires;
+	uint64_t contended;
+	uint64_t trylock_failures;
+	uint64_t io_under_lock_ns;
+	uint64_t p99_wait_ns; /* as stored; used when there is no histogram */
+	bool has_hist;
+	uint64_t wait_hist[LT_HIST_BUCKETS];
+};
+
+/* Adds b into a (sums, maxima, histograms). */
+void rec_fig_add(struct rec_fig *a, const struct rec_fig *b);
+/* One metric of a figure set; p99 comes from the histogram when known. */
+uint64_t rec_fig_metric(const struct rec_fig *f, enum rec_metric m);
+
+struct rec_lock {
+	char key[LT_NAME_LEN]; /* normalised: see record_normalize_key() */
+	char name[LT_NAME_LEN];
+	enum lt_kind kind;
+	struct rec_fig fig;
+};
+
+/* One interval's deltas, or the whole run's totals. */
+struct rec_set {
+	double time;
+	double interval_s;
+	double elapsed_s;
+	uint64_t drops;
+	struct rec_fig kinds[LT_KIND_NR]; /* sums of the locks of each kind */
+	size_t n_locks;
+	struct rec_lock *locks; /* sorted by key, one per key */
+};
+
+struct record {
+	int version;
+	char host[256];
+	char kernel[256];
+	char cmdline[1024];
+	char start[64]; /* ISO 8601, as written */
+	double start_time;
+	int exit_status; /* -1: no command */
+	char ended_by[16];
+	size_t n_intervals;
+	struct rec_set *intervals;
+	struct rec_set final;
+};
+
+/*
+ * Parses a record from memory. Returns 0, or -1 with a message in err;
+ * never trusts the input (sizes, depth, types, ranges).
+ */
+int record_parse(const char *buf, size_t len, struct record **out, char *err,
+		 size_t err_len);
+/* Reads and parses a file ("-" is stdin). */
+int record_load(const char *path, struct record **out, char *err,
+		size_t err_len);
+void record_free(struct record *r);
+
+/* The lock in a set with this (normalised) key, or NULL. */
+const struct rec_lock *rec_set_find(const struct rec_set *s, const char *key);
+
+/*
+ * Makes a lock key comparable across runs: drops " (deleted)" (a table
+ * removed before the read) and turns lockbench's random table name
+ * (lockbench-XXXXXX.tdb) into lockbench-*.tdb.
+ */
+void record_normalize_key(const char *key, char *out, size_t len);
+
+#endif /* LOCKTOP_RECORD_H */
