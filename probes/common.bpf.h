@@ -72,9 +72,9 @@ struct {
 
 /* The file locks each thread holds, for I/O under lock. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct lt_thread_locks);
 } thread_lock SEC(".maps");
 

@@ -114,7 +114,8 @@ static __always_inline int io_end(long ret)
 	fs->io_ns += delta;
 	fs->hist[log2_slot(delta)]++;
 
-	tl = bpf_map_lookup_elem(&thread_lock, &tid);
+	tl = bpf_task_storage_get(&thread_lock, bpf_get_current_task_btf(),
+				  NULL, 0);
 	if (tl && tl->n) {
 		fs->io_under_lock_ns += delta;
 		top = tl->n - 1;

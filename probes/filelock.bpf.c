@@ -8,6 +8,10 @@
  * whom (the blocker's pid). Hold time runs from the grant to the unlock
  * of the same range by the same owner, or to the close or exit that
  * releases it.
+ *
+ * fcntl locks always enter the kernel, so this path stays lean: the call
+ * in progress lives in task storage (no hashing, no bucket lock), and
+ * only a call that blocks is published where the collector can see it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -22,29 +26,34 @@
 #define F_OFD_SETLKW 38
 #define F_UNLCK 2
 #define FL_OFDLCK 1024
-#define LOCK_NB 4
-#define LOCK_UN 8
 #define OFFSET_MAX 0x7fffffffffffffffLL
 #define EAGAIN 11
 #define EACCES 13
-#define EWOULDBLOCK EAGAIN
 #define EDEADLK 35
 
 #define CMD_FLOCK 0x10000 /* lt_inflight.cmd: flock(2) op in the low bits */
 
 /* lt_inflight.flags */
-#define IF_RANGE 16 /* the range came from the caller's struct flock */
 #define IF_KEYED 1 /* a filelock tracepoint named the lock */
 #define IF_CONFLICT 2 /* the request met a conflicting lock */
-#define IF_UNLOCK 4
-#define IF_DEADLOCK 8
+#define IF_DEADLOCK 8 /* the kernel refused a cycle */
+#define IF_RANGE 16 /* the range came from the caller's struct flock */
+#define IF_PUBLISHED 32 /* also in `inflight`, for the collector */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_HELD);
-	__type(key, struct lt_held_key);
-	__type(value, struct lt_held);
-} held SEC(".maps");
+	__uint(max_entries, LT_MAX_OWNERS);
+	__type(key, struct lt_owner_key);
+	__type(value, struct lt_owner_locks);
+} owned SEC(".maps");
+
+/* The lock call each thread is in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lt_inflight);
+} calls SEC(".maps");
 
 static __always_inline bool is_setlk(long cmd)
 {
@@ -52,15 +61,41 @@ static __always_inline bool is_setlk(long cmd)
 	       cmd == F_OFD_SETLKW;
 }
 
+static __always_inline struct lt_inflight *call_begin(__u32 tgid)
+{
+	struct lt_inflight *call;
+
+	call = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!call) {
+		count_drop(LT_DROP_START_FULL);
+		return NULL;
+	}
+	__builtin_memset(call, 0, sizeof(*call));
+	call->tgid = tgid;
+	return call;
+}
+
+static __always_inline struct lt_inflight *call_now(void)
+{
+	struct lt_inflight *call;
+
+	call = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
+				    0);
+	return call && call->ts ? call : NULL;
+}
+
 SEC("tracepoint/syscalls/sys_enter_fcntl")
 int lt_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct lt_inflight in = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct lt_inflight *call;
 	struct flock fl;
 
 	if (!is_setlk(ctx->args[1]) || !wanted(tgid))
+		return 0;
+	call = call_begin(tgid);
+	if (!call)
 		return 0;
 	/*
 	 * The kernel merges a grant with the owner's adjacent ranges, and
@@ -70,61 +105,38 @@ int lt_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!bpf_probe_read_user(&fl, sizeof(fl), (void *)ctx->args[2]) &&
 	    fl.l_whence == 0 /* SEEK_SET */) {
 		if (fl.l_len > 0) {
-			in.lock.start = fl.l_start;
-			in.lock.end = fl.l_start + fl.l_len - 1;
+			call->lock.start = fl.l_start;
+			call->lock.end = fl.l_start + fl.l_len - 1;
 		} else if (fl.l_len == 0) {
-			in.lock.start = fl.l_start;
-			in.lock.end = OFFSET_MAX;
+			call->lock.start = fl.l_start;
+			call->lock.end = OFFSET_MAX;
 		} else {
-			in.lock.start = fl.l_start + fl.l_len;
-			in.lock.end = fl.l_start - 1;
+			call->lock.start = fl.l_start + fl.l_len;
+			call->lock.end = fl.l_start - 1;
 		}
-		in.flags |= IF_RANGE;
+		call->flags |= IF_RANGE;
 	}
-	in.ts = bpf_ktime_get_ns();
-	in.tgid = tgid;
-	in.cmd = ctx->args[1];
-	in.uaddr = ctx->args[0]; /* the descriptor, for naming */
-	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY))
-		count_drop(LT_DROP_START_FULL);
+	call->cmd = ctx->args[1];
+	call->uaddr = ctx->args[0]; /* the descriptor, for naming */
+	call->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
 SEC("tracepoint/syscalls/sys_enter_flock")
 int lt_flock_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct lt_inflight in = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct lt_inflight *call;
 
 	if (!wanted(tgid))
 		return 0;
-	in.ts = bpf_ktime_get_ns();
-	in.tgid = tgid;
-	in.cmd = CMD_FLOCK | (ctx->args[1] & 0xffff);
-	in.uaddr = ctx->args[0];
-	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY))
-		count_drop(LT_DROP_START_FULL);
+	call = call_begin(tgid);
+	if (!call)
+		return 0;
+	call->cmd = CMD_FLOCK | (ctx->args[1] & 0xffff);
+	call->uaddr = ctx->args[0];
+	call->ts = bpf_ktime_get_ns();
 	return 0;
-}
-
-struct release_ctx {
-	struct lt_held_key want; /* owner, dev, ino and the range */
-	__u32 n;
-	struct lt_held_key found[4];
-};
-
-static long find_released(struct bpf_map *map, struct lt_held_key *key,
-			  struct lt_held *val, struct release_ctx *ctx)
-{
-	if (key->owner != ctx->want.owner || key->dev != ctx->want.dev ||
-	    key->ino != ctx->want.ino)
-		return 0;
-	if (key->start < ctx->want.start || key->end > ctx->want.end)
-		return 0;
-	if (ctx->n < 4)
-		ctx->found[ctx->n++] = *key;
-	return ctx->n >= 4;
 }
 
 static __always_inline bool same_lock(const struct lt_lock_key *a,
@@ -134,13 +146,35 @@ static __always_inline bool same_lock(const struct lt_lock_key *a,
 	       a->start == b->start && a->end == b->end && a->kind == b->kind;
 }
 
-/* Takes lock off the thread's held stack, wherever it sits. */
-static __always_inline void forget_thread_lock(__u32 tid,
-					       const struct lt_lock_key *lock)
+/* The innermost lock is the one I/O is charged to. */
+static __always_inline void push_thread_lock(const struct lt_lock_key *lock)
 {
-	struct lt_thread_locks *tl = bpf_map_lookup_elem(&thread_lock, &tid);
+	struct lt_thread_locks *tl;
+	__u32 n;
+
+	tl = bpf_task_storage_get(&thread_lock, bpf_get_current_task_btf(),
+				  NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tl)
+		return;
+	n = tl->n;
+	if (n < LT_HELD_DEPTH) {
+		tl->keys[n] = *lock;
+		tl->n = n + 1;
+	}
+}
+
+/*
+ * Takes lock off the current thread's held stack, wherever it sits. A
+ * lock released by another thread (a close elsewhere in the process) is
+ * left on its stack until that thread next locks or unlocks past it.
+ */
+static __always_inline void forget_thread_lock(const struct lt_lock_key *lock)
+{
+	struct lt_thread_locks *tl;
 	__u32 i, j, n;
 
+	tl = bpf_task_storage_get(&thread_lock, bpf_get_current_task_btf(),
+				  NULL, 0);
 	if (!tl)
 		return;
 	n = tl->n < LT_HELD_DEPTH ? tl->n : LT_HELD_DEPTH;
@@ -152,90 +186,96 @@ static __always_inline void forget_thread_lock(__u32 tid,
 		tl->n = n - 1;
 		break;
 	}
-	if (!tl->n)
-		bpf_map_delete_elem(&thread_lock, &tid);
 }
 
-static __always_inline void end_hold(struct lt_held_key *hk, __u64 now)
+static __always_inline void end_hold(const struct lt_owner_key *ok,
+				     const struct lt_owned *r, __u64 now)
 {
-	struct lt_held *h = bpf_map_lookup_elem(&held, hk);
-	struct lt_lock_stat *st;
+	struct lt_lock_key lock = {
+		.dev_or_tgid = ok->dev,
+		.ino = ok->ino,
+		.start = r->start,
+		.end = r->end,
+		.kind = r->kind,
+		.shared = 1,
+	};
+	struct lt_lock_stat *st = bpf_map_lookup_elem(&stat_map, &lock);
 
-	if (!h)
-		return;
-	st = bpf_map_lookup_elem(&stat_map, &h->lock);
 	if (st)
-		add_hold(st, now - h->ts);
-	forget_thread_lock(h->tid, &h->lock);
-	bpf_map_delete_elem(&held, hk);
+		add_hold(st, now - r->ts);
+	if (r->tid == (__u32)bpf_get_current_pid_tgid())
+		forget_thread_lock(&lock);
 }
 
 /*
- * An unlock: of exactly one granted range (the usual case, one lookup),
- * or of everything the owner holds in the range (close, exit, a wide
- * unlock), found by walking the held locks.
+ * An unlock of [start, end] by owner ends the holds of every range it
+ * covers. Close and exit unlock the whole file, so they end them all.
  */
 static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
 				    __u64 start, __u64 end)
 {
-	struct release_ctx rc = {};
-	__u64 now = bpf_ktime_get_ns();
-	__u32 i;
+	struct lt_owner_key ok = { .owner = owner, .dev = dev, .ino = ino };
+	struct lt_owner_locks *ol = bpf_map_lookup_elem(&owned, &ok);
+	__u64 now;
+	__u32 i, kept = 0, n;
 
-	rc.want.owner = owner;
-	rc.want.dev = dev;
-	rc.want.ino = ino;
-	rc.want.start = start;
-	rc.want.end = end;
-	if (bpf_map_lookup_elem(&held, &rc.want)) {
-		end_hold(&rc.want, now);
+	if (!ol)
 		return;
+	now = bpf_ktime_get_ns();
+	n = ol->n;
+	for (i = 0; i < LT_OWNER_RANGES && i < n; i++) {
+		if (ol->r[i].start >= start && ol->r[i].end <= end) {
+			end_hold(&ok, &ol->r[i], now);
+			continue;
+		}
+		if (kept != i && kept < LT_OWNER_RANGES)
+			ol->r[kept] = ol->r[i];
+		kept++;
 	}
-	bpf_for_each_map_elem(&held, find_released, &rc, 0);
-	for (i = 0; i < 4 && i < rc.n; i++)
-		end_hold(&rc.found[i], now);
-}
-
-/* The innermost lock is the one I/O is charged to. */
-static __always_inline void push_thread_lock(__u32 tid,
-					     const struct lt_lock_key *lock)
-{
-	static const struct lt_thread_locks zero;
-	struct lt_thread_locks *tl;
-	__u32 n;
-
-	tl = bpf_map_lookup_elem(&thread_lock, &tid);
-	if (!tl) {
-		bpf_map_update_elem(&thread_lock, &tid, &zero, BPF_NOEXIST);
-		tl = bpf_map_lookup_elem(&thread_lock, &tid);
-		if (!tl)
-			return;
-	}
-	n = tl->n;
-	if (n < LT_HELD_DEPTH) {
-		tl->keys[n] = *lock;
-		tl->n = n + 1;
-	}
+	ol->n = kept;
+	/* An ordinary unlock keeps the entry for the owner's next lock; a
+	 * close or exit (the whole file) ends the owner's use of it. */
+	if (!kept && !start && end >= OFFSET_MAX)
+		bpf_map_delete_elem(&owned, &ok);
 }
 
 static __always_inline void grant(const struct lt_lock_key *lock, __u64 owner,
-				  __u32 tid, __u32 tgid)
+				  __u32 tid)
 {
-	struct lt_held_key hk = {
+	static const struct lt_owner_locks zero;
+	struct lt_owner_key ok = {
 		.owner = owner,
 		.dev = lock->dev_or_tgid,
 		.ino = lock->ino,
-		.start = lock->start,
-		.end = lock->end,
 	};
-	struct lt_held h = { .lock = *lock, .tid = tid, .tgid = tgid };
+	struct lt_owner_locks *ol;
+	__u32 i, n;
 
-	h.ts = bpf_ktime_get_ns();
+	ol = bpf_map_lookup_elem(&owned, &ok);
+	if (!ol) {
+		bpf_map_update_elem(&owned, &ok, &zero, BPF_NOEXIST);
+		ol = bpf_map_lookup_elem(&owned, &ok);
+		if (!ol) {
+			count_drop(LT_DROP_HELD_FULL);
+			return;
+		}
+	}
+	n = ol->n;
 	/* A re-grant of a range already held keeps the first grant's time. */
-	if (bpf_map_update_elem(&held, &hk, &h, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&held, &hk))
+	for (i = 0; i < LT_OWNER_RANGES && i < n; i++)
+		if (ol->r[i].start == lock->start && ol->r[i].end == lock->end)
+			return;
+	if (n >= LT_OWNER_RANGES) {
 		count_drop(LT_DROP_HELD_FULL);
-	push_thread_lock(tid, lock);
+		return;
+	}
+	ol->r[n].start = lock->start;
+	ol->r[n].end = lock->end;
+	ol->r[n].ts = bpf_ktime_get_ns();
+	ol->r[n].tid = tid;
+	ol->r[n].kind = lock->kind;
+	ol->n = n + 1;
+	push_thread_lock(lock);
 }
 
 static __always_inline int
@@ -245,7 +285,7 @@ on_lock_inode(struct trace_event_raw_filelock_lock *ctx, __u32 kind)
 	__u32 tid = (__u32)id, tgid = id >> 32;
 	__u64 dev = ctx->s_dev, ino = ctx->i_ino, owner = (__u64)ctx->owner;
 	__u64 start = 0, end = 0;
-	struct lt_inflight *in;
+	struct lt_inflight *call;
 	int ret = ctx->ret;
 
 	if (!wanted(tgid))
@@ -256,36 +296,42 @@ on_lock_inode(struct trace_event_raw_filelock_lock *ctx, __u32 kind)
 		if (ctx->flags & FL_OFDLCK)
 			kind = LT_PK_OFD;
 	}
-	in = bpf_map_lookup_elem(&inflight, &tid);
-	if (in && (in->flags & IF_RANGE)) {
-		start = in->lock.start;
-		end = in->lock.end;
+	call = call_now();
+	if (call && (call->flags & IF_RANGE)) {
+		start = call->lock.start;
+		end = call->lock.end;
 	}
 	if (ctx->type == F_UNLCK) {
-		/* Unlocks from close and exit come outside any syscall we
+		/* Unlocks from close and exit come outside any call we
 		 * bracket; they still end holds. */
 		if (kind == LT_PK_FLOCK)
 			end = OFFSET_MAX;
 		release(owner, dev, ino, start, end);
 		return 0;
 	}
-	if (!in)
+	if (!call)
 		return 0;
-	in->lock.dev_or_tgid = dev;
-	in->lock.ino = ino;
-	in->lock.start = start;
-	in->lock.end = end;
-	in->lock.kind = kind;
-	in->lock.shared = 1;
-	in->flags |= IF_KEYED;
+	call->lock.dev_or_tgid = dev;
+	call->lock.ino = ino;
+	call->lock.start = start;
+	call->lock.end = end;
+	call->lock.kind = kind;
+	call->lock.shared = 1;
+	call->flags |= IF_KEYED;
 	if (ctx->blocker) {
-		in->flags |= IF_CONFLICT;
-		in->holder = BPF_CORE_READ(ctx->blocker, flc_pid);
+		call->flags |= IF_CONFLICT;
+		call->holder = BPF_CORE_READ(ctx->blocker, flc_pid);
+		/* It will block: let the collector see it waiting. */
+		if (ret > 0 && !(call->flags & IF_PUBLISHED)) {
+			call->flags |= IF_PUBLISHED;
+			if (bpf_map_update_elem(&inflight, &tid, call, BPF_ANY))
+				count_drop(LT_DROP_START_FULL);
+		}
 	}
 	if (ret == -EDEADLK)
-		in->flags |= IF_DEADLOCK;
+		call->flags |= IF_DEADLOCK;
 	if (!ret)
-		grant(&in->lock, owner, tid, tgid);
+		grant(&call->lock, owner, tid);
 	return 0;
 }
 
@@ -301,63 +347,67 @@ int lt_flock_lock(struct trace_event_raw_filelock_lock *ctx)
 	return on_lock_inode(ctx, LT_PK_FLOCK);
 }
 
+static __always_inline void name_lock(const struct lt_inflight *call,
+				      __u32 tgid)
+{
+	struct lt_where w = { .tgid = tgid, .fd = (__s32)call->uaddr };
+	struct file *f = fd_file(w.fd);
+
+	w.dev = call->lock.dev_or_tgid;
+	w.ino = call->lock.ino;
+	if (f)
+		bpf_probe_read_kernel_str(w.file, sizeof(w.file),
+					  BPF_CORE_READ(f, f_path.dentry,
+							d_name.name));
+	remember_comm(tgid);
+	bpf_map_update_elem(&wheres, &call->lock, &w, BPF_NOEXIST);
+}
+
 static __always_inline int lock_call_end(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct lt_inflight *in;
+	struct lt_inflight *call = call_now();
 	struct lt_lock_stat *st;
 	bool created;
 	__u64 delta;
 
-	in = bpf_map_lookup_elem(&inflight, &tid);
-	if (!in)
+	if (!call)
 		return 0;
-	if (!(in->flags & IF_KEYED))
+	if (call->flags & IF_PUBLISHED)
+		bpf_map_delete_elem(&inflight, &tid);
+	if (!(call->flags & IF_KEYED))
 		goto out; /* an unlock, or refused before the lock code */
-	delta = bpf_ktime_get_ns() - in->ts;
-	st = stat_of(&in->lock, &created);
+	delta = bpf_ktime_get_ns() - call->ts;
+	st = stat_of(&call->lock, &created);
 	if (!st)
 		goto out;
-	if (created) {
-		struct lt_where w = { .tgid = tgid, .fd = (__s32)in->uaddr };
-
-		struct file *f = fd_file(w.fd);
-
-		w.dev = in->lock.dev_or_tgid;
-		w.ino = in->lock.ino;
-		if (f)
-			bpf_probe_read_kernel_str(
-				w.file, sizeof(w.file),
-				BPF_CORE_READ(f, f_path.dentry, d_name.name));
-		remember_comm(tgid);
-		bpf_map_update_elem(&wheres, &in->lock, &w, BPF_NOEXIST);
-	}
+	if (created)
+		name_lock(call, tgid);
 	if (!ret) {
 		st->acquires++;
-		if (in->flags & IF_CONFLICT) {
+		if (call->flags & IF_CONFLICT) {
 			st->contended++;
 			add_wait(st, delta);
-			credit(&in->lock, tgid, LT_ROLE_WAITER, delta);
-			record_stack(ctx, &in->lock, tgid, delta);
+			credit(&call->lock, tgid, LT_ROLE_WAITER, delta);
+			record_stack(ctx, &call->lock, tgid, delta);
 		}
 	} else if (ret == -EAGAIN || ret == -EACCES) {
 		st->trylock_failures++;
 	} else if (interrupted_ret(ret)) {
 		st->interrupted++;
-		if (in->flags & IF_CONFLICT)
+		if (call->flags & IF_CONFLICT)
 			add_wait(st, delta);
-	} else if (ret == -EDEADLK || (in->flags & IF_DEADLOCK)) {
+	} else if (ret == -EDEADLK || (call->flags & IF_DEADLOCK)) {
 		st->deadlocks++;
 	}
-	if (in->holder) {
+	if (call->holder && (call->flags & IF_CONFLICT)) {
 		/* flc_pid is the holding process. */
-		st->last_holder = in->holder;
-		credit(&in->lock, in->holder, LT_ROLE_HOLDER_PROC,
-		       (in->flags & IF_CONFLICT) ? delta : 0);
+		st->last_holder = call->holder;
+		credit(&call->lock, call->holder, LT_ROLE_HOLDER_PROC, delta);
 	}
 out:
-	bpf_map_delete_elem(&inflight, &tid);
+	call->ts = 0;
 	return 0;
 }
 

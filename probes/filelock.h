@@ -5,22 +5,28 @@
 
 #include "common.h"
 
-#define LT_MAX_HELD 16384 /* file locks held at once */
+#define LT_MAX_OWNERS 16384 /* (owner, file) pairs holding locks at once */
+#define LT_OWNER_RANGES 8 /* ranges one owner holds on one file */
 
-/* A granted lock, until its owner releases it. */
-struct lt_held_key {
+/* The locks one owner holds on one file. */
+struct lt_owner_key {
 	__u64 owner; /* fl_owner_t: files_struct, or struct file */
 	__u64 dev;
 	__u64 ino;
-	__u64 start;
-	__u64 end;
 };
 
-struct lt_held {
-	struct lt_lock_key lock;
-	__u64 ts;
-	__u32 tid;
-	__u32 tgid;
+struct lt_owned {
+	__u64 start;
+	__u64 end;
+	__u64 ts; /* when it was granted */
+	__u32 tid; /* the thread it was granted to */
+	__u32 kind;
+};
+
+struct lt_owner_locks {
+	__u32 n;
+	__u32 pad;
+	struct lt_owned r[LT_OWNER_RANGES];
 };
 
 #endif /* LOCKTOP_PROBES_FILELOCK_H */

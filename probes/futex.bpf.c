@@ -396,7 +396,6 @@ int BPF_PROG(lt_exit, struct task_struct *task)
 
 	bpf_map_delete_elem(&inflight, &tid);
 	bpf_map_delete_elem(&episode, &tid);
-	bpf_map_delete_elem(&thread_lock, &tid);
 	if (targ_filter && tid == tgid)
 		bpf_map_delete_elem(&traced, &tgid);
 	return 0;
