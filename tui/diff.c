@@ -389,21 +389,40 @@ static const char *presence(const struct row *r)
 	return r->in[0] ? " (before only)" : " (after only)";
 }
 
+/* A Markdown table cell must not contain a bare '|'. */
+static void md_cell(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+}
+
 static void describe(FILE *out, const char *what, const char *path,
 		     const struct record *r, bool md)
 {
 	const struct rec_set *f = &r->final;
 
 	if (md) {
-		fprintf(out,
-			"| %s | `%s` | %s | %s | %s | %.2f s, %zu intervals |\n",
-			what, path, r->host, r->kernel[0] ? r->kernel : "?",
-			r->start, f->elapsed_s, r->n_intervals);
+		fprintf(out, "| %s | `", what);
+		md_cell(out, path);
+		fputs("` | ", out);
+		md_cell(out, r->host);
+		fputs(" | ", out);
+		md_cell(out, r->kernel[0] ? r->kernel : "?");
+		fputs(" | ", out);
+		md_cell(out, r->start);
+		fprintf(out, " | %.2f s, %zu intervals |\n", f->elapsed_s,
+			r->n_intervals);
 		return;
 	}
-	fprintf(out, "%-7s %s: %s, %s, %s, %.2f s, %zu intervals\n", what, path,
+	fprintf(out, "%-7s %s: %s, %s, %s, %.2f s, %zu intervals", what, path,
 		r->host[0] ? r->host : "?", r->start,
 		r->kernel[0] ? r->kernel : "?", f->elapsed_s, r->n_intervals);
+	if (f->drops)
+		fprintf(out, ", %" PRIu64 " events dropped", f->drops);
+	fputc('\n', out);
 	if (r->cmdline[0])
 		fprintf(out, "        %s\n", r->cmdline);
 }
@@ -429,16 +448,6 @@ static void text_rows(FILE *out, const struct row *rows, size_t n)
 				rec_metric_label(m), bv, av, ch,
 				diff_verdict_name(r->verdict[m]));
 		}
-	}
-}
-
-/* A Markdown table cell must not contain a bare '|'. */
-static void md_cell(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			fputc('\\', out);
-		fputc(*s, out);
 	}
 }
 
@@ -475,6 +484,14 @@ static void md_rows(FILE *out, const struct row *rows, size_t n,
 	}
 }
 
+/* A figure: counts and nanoseconds are whole numbers, so print them so. */
+static json_object *j_figure(double v)
+{
+	if (v >= 0 && v < 9.2e18 && v == floor(v))
+		return json_object_new_int64((int64_t)v);
+	return json_object_new_double(v);
+}
+
 static json_object *meta_json(const char *path, const struct record *r)
 {
 	json_object *o = json_object_new_object();
@@ -489,6 +506,7 @@ static json_object *meta_json(const char *path, const struct record *r)
 			       json_object_new_double(r->final.elapsed_s));
 	json_object_object_add(o, "intervals",
 			       json_object_new_int64((int64_t)r->n_intervals));
+	json_object_object_add(o, "drops", j_figure((double)r->final.drops));
 	json_object_object_add(o, "exit_status",
 			       r->exit_status >= 0 ?
 				       json_object_new_int(r->exit_status) :
@@ -522,12 +540,10 @@ static json_object *rows_json(const struct row *rows, size_t n)
 			const struct diff_side *sd = r->side[m];
 			json_object *v = json_object_new_object();
 
-			json_object_object_add(
-				v, "before",
-				json_object_new_double(sd[0].value));
-			json_object_object_add(
-				v, "after",
-				json_object_new_double(sd[1].value));
+			json_object_object_add(v, "before",
+					       j_figure(sd[0].value));
+			json_object_object_add(v, "after",
+					       j_figure(sd[1].value));
 			json_object_object_add(
 				v, "change_pct",
 				sd[0].value > 0 ?
@@ -896,8 +912,8 @@ static json_object *gates_json(const struct cmp *c, bool *crossed_any)
 		*crossed_any = *crossed_any || crossed;
 		json_object_object_add(o, "expr",
 				       json_object_new_string(g->text));
-		json_object_object_add(o, "before", json_object_new_double(b));
-		json_object_object_add(o, "after", json_object_new_double(a));
+		json_object_object_add(o, "before", j_figure(b));
+		json_object_object_add(o, "after", j_figure(a));
 		json_object_object_add(o, "seen",
 				       isfinite(seen) ?
 					       json_object_new_double(seen) :
@@ -963,6 +979,12 @@ int diff_main(int argc, char **argv)
 		}
 		c.rec[s] = rec[s];
 		c.path[s] = denv.paths[s];
+		/* Lost events make a record's figures low: say so. */
+		if (rec[s]->final.drops)
+			fprintf(stderr,
+				"locktop diff: warning: %s dropped %" PRIu64
+				" events (full maps); its figures are low\n",
+				denv.paths[s], rec[s]->final.drops);
 	}
 	c.rule = denv.rule;
 	c.all_kinds = denv.all_kinds;

@@ -108,14 +108,27 @@ uint64_t rec_fig_metric(const struct rec_fig *f, enum rec_metric m)
 	}
 }
 
-void record_normalize_key(const char *key, char *out, size_t len)
+void record_normalize_key(const char *full, char *out, size_t len)
 {
 	static const char deleted[] = " (deleted)";
 	static const char lb[] = "lockbench-";
-	size_t o = 0, i = 0, n = strlen(key), j;
+	const char *colon = strchr(full, ':'), *slash = strrchr(full, '/');
+	char key[2 * LT_NAME_LEN];
+	size_t o = 0, i = 0, n, j;
 
 	if (!len)
 		return;
+	/*
+	 * "kind:/dir/file..." becomes "kind:file...": the collector names a
+	 * file by its full path only while a process still has it open, by
+	 * its base name after, so one file would get two keys.
+	 */
+	if (colon && colon[1] == '/' && slash > colon)
+		snprintf(key, sizeof(key), "%.*s%s", (int)(colon - full + 1),
+			 full, slash + 1);
+	else
+		snprintf(key, sizeof(key), "%s", full);
+	n = strlen(key);
 	while (i < n && o + 1 < len) {
 		if (!strncmp(key + i, deleted, sizeof(deleted) - 1)) {
 			i += sizeof(deleted) - 1;
@@ -152,6 +165,9 @@ void record_normalize_key(const char *key, char *out, size_t len)
 }
 
 /* ---- writing ---- */
+
+/* Compact, and paths stay readable ("/tmp", not "\/tmp"). */
+#define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 struct recorder {
 	FILE *f;
@@ -272,8 +288,8 @@ static void put_member(FILE *f, const char *name, json_object *v)
 {
 	json_object *key = json_object_new_string(name);
 
-	fprintf(f, "%s:%s", json_object_to_json_string_ext(key, 0),
-		json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	fprintf(f, "%s:%s", json_object_to_json_string_ext(key, JSON_FLAGS),
+		json_object_to_json_string_ext(v, JSON_FLAGS));
 	json_object_put(key);
 	json_object_put(v);
 }
@@ -439,7 +455,7 @@ int recorder_add(struct recorder *r, const struct lt_snapshot *s)
 	json_object *o = set_json(s, false);
 
 	fprintf(r->f, "%s\n%s", r->n_intervals ? "," : "",
-		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_to_json_string_ext(o, JSON_FLAGS));
 	json_object_put(o);
 	r->n_intervals++;
 	return ferror(r->f) ? -EIO : 0;

@@ -138,9 +138,10 @@ void record_free(struct record *r);
 const struct rec_lock *rec_set_find(const struct rec_set *s, const char *key);
 
 /*
- * Makes a lock key comparable across runs: drops " (deleted)" (a table
- * removed before the read) and turns lockbench's random table name
- * (lockbench-XXXXXX.tdb) into lockbench-*.tdb.
+ * Makes a lock key comparable across runs: drops the directories of a
+ * file's path (the collector knows them only while the file is open),
+ * " (deleted)" (a file removed before the read), and turns lockbench's
+ * random table name (lockbench-XXXXXX.tdb) into lockbench-*.tdb.
  */
 void record_normalize_key(const char *key, char *out, size_t len);
 

@@ -61,7 +61,7 @@ jq -e '.kinds[] | select(.kind == "all") | .metrics |
 	.waits.verdict == "better" and .wait_time.verdict == "better" and
 	.wait_time.change_pct < -50' out.txt >/dev/null ||
 	fail "better is not better: $(jq -c '.kinds[0]' out.txt)"
-jq -e '.locks[] | select(.key == "fcntl:/tmp/run/t.tdb:4160") |
+jq -e '.locks[] | select(.key == "fcntl:t.tdb:4160") |
 	.metrics.wait_time.verdict == "same"' out.txt >/dev/null ||
 	fail "an unchanged lock is not the same: $(jq -c '.locks' out.txt)"
 diff_rc 0 --fail-if 'wait_time>+10%' base.rec better.rec
@@ -88,7 +88,7 @@ echo "ok: kinds"
 # Text and Markdown carry the same verdicts; the plot is an SVG.
 diff_rc 0 base.rec better.rec
 grep -qE '^  wait time .*→.* better$' out.txt || fail "text: $(cat out.txt)"
-grep -q '^fcntl:/tmp/run/t.tdb:4096$' out.txt || fail "text locks: $(cat out.txt)"
+grep -q '^fcntl:t.tdb:4096$' out.txt || fail "text locks: $(cat out.txt)"
 diff_rc 0 --markdown --plot waits.svg base.rec better.rec
 grep -q '^| `all` | waits | .* | \*\*better\*\* |$' out.txt ||
 	fail "markdown: $(cat out.txt)"
@@ -98,14 +98,25 @@ diff_rc 0 --limit 1 --json base.rec better.rec
 jq -e '.locks | length == 1' out.txt >/dev/null || fail "--limit 1"
 echo "ok: formats and plot"
 
-# lockbench's random table names and deleted files match across runs.
-mk r1.rec --seed 1 --lock 'fcntl,/tmp/lockbench-Ab3dE9.tdb (deleted):4096,100,1000000'
-mk r2.rec --seed 2 --lock 'fcntl,/tmp/lockbench-zz81Qx.tdb:4096,100,1000000'
+# lockbench's random table names, deleted files, and a path named in
+# full or by its base name match across runs.
+mk r1.rec --seed 1 --lock 'fcntl,/tmp/lockbench-Ab3dE9.tdb (deleted):4096,100,1000000' \
+	--lock 'futex,/srv/db/t.tdb+0x1000,10,10000'
+mk r2.rec --seed 2 --lock 'fcntl,lockbench-zz81Qx.tdb:4096,100,1000000' \
+	--lock 'futex,t.tdb+0x1000,10,10000'
 diff_rc 0 --json r1.rec r2.rec
-jq -e '.locks | length == 1 and .[0].before and .[0].after and
-	.[0].key == "fcntl:/tmp/lockbench-*.tdb:4096"' out.txt >/dev/null ||
+jq -e '(.locks | length == 2) and all(.locks[]; .before and .after) and
+	([.locks[].key] | sort == ["fcntl:lockbench-*.tdb:4096",
+	 "futex:t.tdb+0x1000"])' out.txt >/dev/null ||
 	fail "keys not normalised: $(jq -c .locks out.txt)"
 echo "ok: keys"
+
+# Lost events are said, not hidden.
+jq -c '.final.drops = 5' base.rec >drops.rec
+diff_rc 0 base.rec drops.rec
+grep -q 'drops.rec dropped 5 events' err.txt || fail "no drops warning: $(cat err.txt)"
+grep -q '5 events dropped' out.txt || fail "no drops in the header: $(head -3 out.txt)"
+echo "ok: drops"
 
 # Bad input: exit 2, one line that says what is wrong, no crash.
 bad() {
