@@ -216,6 +216,12 @@ size_t lt_snapshot_top(const struct lt_snapshot *s, bool totals, size_t n,
 /* Human form of a duration in ns, e.g. "812.3ms", into buf. */
 const char *lt_format_ns(uint64_t ns, char *buf, size_t len);
 
+/*
+ * A wait-time quantile of f: the histogram's bucket bound, never above
+ * the longest wait actually seen.
+ */
+uint64_t lt_wait_quantile(const struct lt_figures *f, double q);
+
 /* The value below which the given fraction of a histogram's counts fall. */
 uint64_t lt_hist_quantile(const uint64_t *hist, size_t buckets, double q);
 

@@ -155,3 +155,10 @@ size_t lt_snapshot_top(const struct lt_snapshot *s, bool totals, size_t n,
 	}
 	return k;
 }
+
+uint64_t lt_wait_quantile(const struct lt_figures *f, double q)
+{
+	uint64_t v = lt_hist_quantile(f->wait_hist, LT_HIST_BUCKETS, q);
+
+	return f->max_wait_ns && v > f->max_wait_ns ? f->max_wait_ns : v;
+}

@@ -111,9 +111,8 @@ static json_object *lock_json(const struct row *r)
 	json_object_object_add(o, "comm", json_object_new_string(l->comm));
 	json_object_object_add(o, "id", j_u64(l->id));
 	json_object_object_add(o, "key", json_object_new_string(l->key));
-	json_object_object_add(
-		o, "p99_wait_ns",
-		j_u64(lt_hist_quantile(f->wait_hist, LT_HIST_BUCKETS, 0.99)));
+	json_object_object_add(o, "p99_wait_ns",
+			       j_u64(lt_wait_quantile(f, 0.99)));
 	json_object_object_add(o, "acquires", j_u64(f->acquires));
 	json_object_object_add(o, "contended", j_u64(f->contended));
 	json_object_object_add(o, "trylock_failures",

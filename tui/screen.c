@@ -305,7 +305,7 @@ static bool lock_shown(const struct screen *sc, const struct lt_lock *l)
 
 static uint64_t lock_p99(const struct lt_figures *f)
 {
-	return lt_hist_quantile(f->wait_hist, LT_HIST_BUCKETS, 0.99);
+	return lt_wait_quantile(f, 0.99);
 }
 
 static double lock_key(const struct screen *sc, const struct lt_lock *l,
@@ -1311,8 +1311,7 @@ static int fill_detail(struct screen *sc, WINDOW *w, const struct lt_lock *l,
 		 sc->cumulative ? "whole run" : "interval", f->waits,
 		 fmt_ns(f->wait_ns, a, sizeof(a)),
 		 fmt_ns(f->waits ? f->wait_ns / f->waits : 0, b, sizeof(b)),
-		 fmt_ns(lt_hist_quantile(f->wait_hist, LT_HIST_BUCKETS, 0.5), c,
-			sizeof(c)),
+		 fmt_ns(lt_wait_quantile(f, 0.5), c, sizeof(c)),
 		 fmt_ns(lock_p99(f), d, sizeof(d)),
 		 fmt_ns(f->max_wait_ns, e, sizeof(e)));
 	mvwaddnstr(w, y++, 0, line, cols);
