@@ -73,7 +73,7 @@ int main(void)
 	pthread_mutex_unlock(&pool_lock);
 	for (i = 0; i < IDLE; i++)
 		pthread_join(t[i], NULL);
-	printf("{\"pid\": %d, \"mutex\": \"%p\", \"cond\": \"%p\"}\n",
-	       getpid(), (void *)&hot, (void *)&work);
+	printf("{\"pid\": %d, \"mutex\": \"%p\", \"cond\": \"%p\"}\n", getpid(),
+	       (void *)&hot, (void *)&work);
 	return 0;
 }

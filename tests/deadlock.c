@@ -25,13 +25,14 @@ static int cmd_wait = F_OFD_SETLKW;
 
 static void on_alarm(int sig)
 {
-	(void)sig;	/* only interrupts the wait */
+	(void)sig; /* only interrupts the wait */
 }
 
 static int setlk(int fd, short type, off_t at, int cmd)
 {
-	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
-			    .l_start = at, .l_len = 1 };
+	struct flock fl = {
+		.l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1
+	};
 
 	return fcntl(fd, cmd, &fl);
 }
@@ -45,7 +46,7 @@ static int side(int i, const char *path, pthread_mutex_t *m, int secs,
 	char c = 0;
 	int fd = open(path, O_RDWR), ret = 0;
 
-	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: EINTR ends waits */
+	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: EINTR ends waits */
 	if (m) {
 		if (pthread_mutex_lock(&m[i]))
 			return -1;
@@ -79,7 +80,8 @@ int main(int argc, char **argv)
 	pid_t b;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: deadlock ofd|fcntl|mutex PATH [SECS]\n");
+		fprintf(stderr,
+			"usage: deadlock ofd|fcntl|mutex PATH [SECS]\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0600);

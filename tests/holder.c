@@ -22,8 +22,9 @@
 
 static int setlk(int fd, short type, off_t at, int cmd)
 {
-	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
-			    .l_start = at, .l_len = 1 };
+	struct flock fl = {
+		.l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1
+	};
 
 	return fcntl(fd, cmd, &fl);
 }
