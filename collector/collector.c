@@ -61,6 +61,7 @@ struct lock_state {
 	pid_t top_stack_pid;
 	__s64 shown_stack; /* the stack `stack` holds text for */
 	char *stack;
+	__u64 shown_holder; /* last_holder that holder/holder_comm show */
 };
 
 struct proc_state {
@@ -401,17 +402,13 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 {
 	struct lt_lock *l;
 	struct lock_state *s;
-	size_t i = c->n_locks, j;
+	size_t i = c->n_locks;
 
 	if (lt_grow((void **)&c->locks, &c->cap_locks, i + 1,
 		    sizeof(*c->locks)) ||
 	    lt_grow((void **)&c->lstate, &c->cap_lstate, i + 1,
 		    sizeof(*c->lstate)))
 		return -ENOMEM;
-	/* pids point into lstate's arrays, which do not move: re-aim only
-	 * the public copies, which may have. */
-	for (j = 0; j < i; j++)
-		c->locks[j].pids = c->lstate[j].pids;
 	l = &c->locks[i];
 	s = &c->lstate[i];
 	memset(l, 0, sizeof(*l));
@@ -1157,9 +1154,12 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 			name_lock(c, i);
 		l->pids = s->pids;
 		l->n_pids = s->n_pids;
-		if (s->raw.last_holder) {
+		/* Only a changed holder costs a lookup: idle locks stay free. */
+		if (s->raw.last_holder &&
+		    s->raw.last_holder != s->shown_holder) {
 			l->holder = tgid_of(c, (__u32)s->raw.last_holder);
 			read_comm(c, l->holder, l->holder_comm);
+			s->shown_holder = s->raw.last_holder;
 		}
 		c->snap.kind_delta[l->kind].waits += l->delta.waits;
 		c->snap.kind_delta[l->kind].wait_ns += l->delta.wait_ns;
