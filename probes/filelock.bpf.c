@@ -3,15 +3,20 @@
  * fcntl (POSIX and OFD) and flock(2) locks, per lock: acquisitions,
  * conflicts, try-lock failures, wait and hold time, and the holder.
  *
- * The syscall tracepoints bracket the call; the filelock tracepoints,
- * which fire inside it, say which lock, whether it conflicted, and with
- * whom (the blocker's pid). Hold time runs from the grant to the unlock
- * of the same range by the same owner, or to the close or exit that
- * releases it.
+ * The filelock tracepoints carry everything: posix_lock_inode and
+ * flock_lock_inode fire on each attempt inside the call and say which
+ * lock, whether it conflicted, with whom (the blocker's pid) and how it
+ * went (granted, refused, or deferred: the caller is about to sleep). A
+ * wait runs from the first deferred attempt to the grant. fcntl_setlk,
+ * and the flock syscall's exit, close a call whose wait ended without a
+ * grant (a signal). Hold time runs from the grant to the unlock of the
+ * same range by the same owner, or to the close or exit that releases
+ * it.
  *
- * fcntl locks always enter the kernel, so this path stays lean: the call
- * in progress lives in task storage (no hashing, no bucket lock), and
- * only a call that blocks is published where the collector can see it.
+ * fcntl locks always enter the kernel, so this path stays lean: no
+ * syscall tracepoint on fcntl, a call's wait lives in task storage (no
+ * hashing, no bucket lock), and only a call that blocks is published
+ * where the collector can see it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,17 +32,16 @@
 #define F_UNLCK 2
 #define FL_OFDLCK 1024
 #define OFFSET_MAX 0x7fffffffffffffffLL
+#define FILE_LOCK_DEFERRED 1
 #define EAGAIN 11
 #define EACCES 13
 #define EDEADLK 35
 
-#define CMD_FLOCK 0x10000 /* lt_inflight.cmd: flock(2) op in the low bits */
+/* The x86-64 syscall numbers of the two lock calls. */
+#define NR_FCNTL 72
+#define NR_FLOCK 73
 
 /* lt_inflight.flags */
-#define IF_KEYED 1 /* a filelock tracepoint named the lock */
-#define IF_CONFLICT 2 /* the request met a conflicting lock */
-#define IF_DEADLOCK 8 /* the kernel refused a cycle */
-#define IF_RANGE 16 /* the range came from the caller's struct flock */
 #define IF_PUBLISHED 32 /* also in `inflight`, for the collector */
 
 struct {
@@ -47,7 +51,7 @@ struct {
 	__type(value, struct lt_owner_locks);
 } owned SEC(".maps");
 
-/* The lock call each thread is in. */
+/* The wait each thread is in: ts is 0 when it is in none. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -61,22 +65,7 @@ static __always_inline bool is_setlk(long cmd)
 	       cmd == F_OFD_SETLKW;
 }
 
-static __always_inline struct lt_inflight *call_begin(__u32 tgid)
-{
-	struct lt_inflight *call;
-
-	call = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!call) {
-		count_drop(LT_DROP_START_FULL);
-		return NULL;
-	}
-	__builtin_memset(call, 0, sizeof(*call));
-	call->tgid = tgid;
-	return call;
-}
-
-static __always_inline struct lt_inflight *call_now(void)
+static __always_inline struct lt_inflight *waiting_call(void)
 {
 	struct lt_inflight *call;
 
@@ -85,58 +74,69 @@ static __always_inline struct lt_inflight *call_now(void)
 	return call && call->ts ? call : NULL;
 }
 
-SEC("tracepoint/syscalls/sys_enter_fcntl")
-int lt_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
+/* The user registers of the syscall the current thread is in. */
+static __always_inline struct pt_regs *syscall_regs(long *nr)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct lt_inflight *call;
-	struct flock fl;
+#ifdef __TARGET_ARCH_x86
+	struct pt_regs *regs;
 
-	if (!is_setlk(ctx->args[1]) || !wanted(tgid))
-		return 0;
-	call = call_begin(tgid);
-	if (!call)
-		return 0;
-	/*
-	 * The kernel merges a grant with the owner's adjacent ranges, and
-	 * the tracepoint then shows the merged range: the request itself
-	 * names the lock. Only SEEK_SET ranges are known without the file.
-	 */
-	if (!bpf_probe_read_user(&fl, sizeof(fl), (void *)ctx->args[2]) &&
-	    fl.l_whence == 0 /* SEEK_SET */) {
-		if (fl.l_len > 0) {
-			call->lock.start = fl.l_start;
-			call->lock.end = fl.l_start + fl.l_len - 1;
-		} else if (fl.l_len == 0) {
-			call->lock.start = fl.l_start;
-			call->lock.end = OFFSET_MAX;
-		} else {
-			call->lock.start = fl.l_start + fl.l_len;
-			call->lock.end = fl.l_start - 1;
-		}
-		call->flags |= IF_RANGE;
-	}
-	call->cmd = ctx->args[1];
-	call->uaddr = ctx->args[0]; /* the descriptor, for naming */
-	call->ts = bpf_ktime_get_ns();
-	return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	*nr = BPF_CORE_READ(regs, orig_ax);
+	return regs;
+#else
+	*nr = -1;
+	return NULL;
+#endif
 }
 
-SEC("tracepoint/syscalls/sys_enter_flock")
-int lt_flock_enter(struct trace_event_raw_sys_enter *ctx)
+/* The descriptor the lock call named, or -1: for naming the lock. */
+static __always_inline int call_fd(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct lt_inflight *call;
+#ifdef __TARGET_ARCH_x86
+	struct pt_regs *regs;
+	long nr;
 
-	if (!wanted(tgid))
-		return 0;
-	call = call_begin(tgid);
-	if (!call)
-		return 0;
-	call->cmd = CMD_FLOCK | (ctx->args[1] & 0xffff);
-	call->uaddr = ctx->args[0];
-	call->ts = bpf_ktime_get_ns();
-	return 0;
+	regs = syscall_regs(&nr);
+	if (regs && (nr == NR_FCNTL || nr == NR_FLOCK))
+		return (int)BPF_CORE_READ(regs, di);
+#endif
+	return -1;
+}
+
+/*
+ * The range the caller asked for, from its struct flock. The kernel
+ * merges a grant with the owner's adjacent ranges of the same type and
+ * the tracepoint then shows the merged range, while the request is what
+ * names the lock. Only SEEK_SET ranges are known without the file.
+ */
+static __always_inline bool asked_range(__u64 *start, __u64 *end)
+{
+#ifdef __TARGET_ARCH_x86
+	struct pt_regs *regs;
+	struct flock fl;
+	long nr;
+
+	regs = syscall_regs(&nr);
+	if (!regs || nr != NR_FCNTL || !is_setlk(BPF_CORE_READ(regs, si)))
+		return false;
+	if (bpf_probe_read_user(&fl, sizeof(fl),
+				(void *)BPF_CORE_READ(regs, dx)) ||
+	    fl.l_whence != 0 /* SEEK_SET */)
+		return false;
+	if (fl.l_len > 0) {
+		*start = fl.l_start;
+		*end = fl.l_start + fl.l_len - 1;
+	} else if (fl.l_len == 0) {
+		*start = fl.l_start;
+		*end = OFFSET_MAX;
+	} else {
+		*start = fl.l_start + fl.l_len;
+		*end = fl.l_start - 1;
+	}
+	return true;
+#else
+	return false;
+#endif
 }
 
 static __always_inline bool same_lock(const struct lt_lock_key *a,
@@ -239,28 +239,42 @@ static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
 		bpf_map_delete_elem(&owned, &ok);
 }
 
-static __always_inline void grant(const struct lt_lock_key *lock, __u64 owner,
-				  __u32 tid)
+/* The owner's held ranges on the file, created when create is set. */
+static __always_inline struct lt_owner_locks *
+owner_locks(const struct lt_owner_key *ok, bool create)
 {
 	static const struct lt_owner_locks zero;
-	struct lt_owner_key ok = {
-		.owner = owner,
-		.dev = lock->dev_or_tgid,
-		.ino = lock->ino,
-	};
-	struct lt_owner_locks *ol;
-	__u32 i, n;
+	struct lt_owner_locks *ol = bpf_map_lookup_elem(&owned, ok);
 
-	ol = bpf_map_lookup_elem(&owned, &ok);
-	if (!ol) {
-		bpf_map_update_elem(&owned, &ok, &zero, BPF_NOEXIST);
-		ol = bpf_map_lookup_elem(&owned, &ok);
-		if (!ol) {
-			count_drop(LT_DROP_HELD_FULL);
-			return;
-		}
-	}
-	n = ol->n;
+	if (ol || !create)
+		return ol;
+	bpf_map_update_elem(&owned, ok, &zero, BPF_NOEXIST);
+	ol = bpf_map_lookup_elem(&owned, ok);
+	if (!ol)
+		count_drop(LT_DROP_HELD_FULL);
+	return ol;
+}
+
+/* Whether the owner holds a range of this kind next to or over [s, e]. */
+static __always_inline bool may_merge(const struct lt_owner_locks *ol,
+				      __u32 kind, __u64 s, __u64 e)
+{
+	__u32 i, n = ol->n;
+
+	for (i = 0; i < LT_OWNER_RANGES && i < n; i++)
+		if (ol->r[i].kind == kind && ol->r[i].start <= e + 1 &&
+		    s <= ol->r[i].end + 1)
+			return true;
+	return false;
+}
+
+/* Starts timing the hold of a granted range. */
+static __always_inline void hold(struct lt_owner_locks *ol,
+				 const struct lt_lock_key *lock, __u32 tid,
+				 __u64 now)
+{
+	__u32 i, n = ol->n;
+
 	/* A re-grant of a range already held keeps the first grant's time. */
 	for (i = 0; i < LT_OWNER_RANGES && i < n; i++)
 		if (ol->r[i].start == lock->start && ol->r[i].end == lock->end)
@@ -271,156 +285,225 @@ static __always_inline void grant(const struct lt_lock_key *lock, __u64 owner,
 	}
 	ol->r[n].start = lock->start;
 	ol->r[n].end = lock->end;
-	ol->r[n].ts = bpf_ktime_get_ns();
+	ol->r[n].ts = now;
 	ol->r[n].tid = tid;
 	ol->r[n].kind = lock->kind;
 	ol->n = n + 1;
 	push_thread_lock(lock);
 }
 
-static __always_inline int
-on_lock_inode(struct trace_event_raw_filelock_lock *ctx, __u32 kind)
+static __always_inline void name_lock(const struct lt_lock_key *lock,
+				      struct file_lock *fl, __u32 tgid)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	__u64 dev = ctx->s_dev, ino = ctx->i_ino, owner = (__u64)ctx->owner;
-	__u64 start = 0, end = 0;
-	struct lt_inflight *call;
-	int ret = ctx->ret;
+	struct lt_where w = {
+		.tgid = tgid,
+		.fd = call_fd(),
+		.dev = lock->dev_or_tgid,
+		.ino = lock->ino,
+	};
 
-	if (!wanted(tgid))
-		return 0;
-	if (kind != LT_PK_FLOCK) {
-		start = ctx->fl_start;
-		end = ctx->fl_end;
-		if (ctx->flags & FL_OFDLCK)
-			kind = LT_PK_OFD;
-	}
-	call = call_now();
-	if (call && (call->flags & IF_RANGE)) {
-		start = call->lock.start;
-		end = call->lock.end;
-	}
-	if (ctx->type == F_UNLCK) {
-		/* Unlocks from close and exit come outside any call we
-		 * bracket; they still end holds. */
-		if (kind == LT_PK_FLOCK)
-			end = OFFSET_MAX;
-		release(owner, dev, ino, start, end);
-		return 0;
-	}
-	if (!call)
-		return 0;
-	call->lock.dev_or_tgid = dev;
-	call->lock.ino = ino;
-	call->lock.start = start;
-	call->lock.end = end;
-	call->lock.kind = kind;
-	call->lock.shared = 1;
-	call->flags |= IF_KEYED;
-	if (ctx->blocker) {
-		call->flags |= IF_CONFLICT;
-		call->holder = BPF_CORE_READ(ctx->blocker, flc_pid);
-		/* It will block: let the collector see it waiting. */
-		if (ret > 0 && !(call->flags & IF_PUBLISHED)) {
-			call->flags |= IF_PUBLISHED;
-			if (bpf_map_update_elem(&inflight, &tid, call, BPF_ANY))
-				count_drop(LT_DROP_START_FULL);
-		}
-	}
-	if (ret == -EDEADLK)
-		call->flags |= IF_DEADLOCK;
-	if (!ret)
-		grant(&call->lock, owner, tid);
-	return 0;
-}
-
-SEC("tracepoint/filelock/posix_lock_inode")
-int lt_posix_lock(struct trace_event_raw_filelock_lock *ctx)
-{
-	return on_lock_inode(ctx, LT_PK_FCNTL);
-}
-
-SEC("tracepoint/filelock/flock_lock_inode")
-int lt_flock_lock(struct trace_event_raw_filelock_lock *ctx)
-{
-	return on_lock_inode(ctx, LT_PK_FLOCK);
-}
-
-static __always_inline void name_lock(const struct lt_inflight *call,
-				      __u32 tgid)
-{
-	struct lt_where w = { .tgid = tgid, .fd = (__s32)call->uaddr };
-	struct file *f = fd_file(w.fd);
-
-	w.dev = call->lock.dev_or_tgid;
-	w.ino = call->lock.ino;
-	if (f)
-		bpf_probe_read_kernel_str(w.file, sizeof(w.file),
-					  BPF_CORE_READ(f, f_path.dentry,
-							d_name.name));
+	bpf_probe_read_kernel_str(w.file, sizeof(w.file),
+				  fl->c.flc_file->f_path.dentry->d_name.name);
 	remember_comm(tgid);
-	bpf_map_update_elem(&wheres, &call->lock, &w, BPF_NOEXIST);
+	bpf_map_update_elem(&wheres, lock, &w, BPF_NOEXIST);
 }
 
-static __always_inline int lock_call_end(void *ctx, long ret)
+/* The lock's entry, named when it is new. */
+static __always_inline struct lt_lock_stat *
+lock_stat(const struct lt_lock_key *lock, struct file_lock *fl, __u32 tgid)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct lt_inflight *call = call_now();
 	struct lt_lock_stat *st;
 	bool created;
-	__u64 delta;
 
-	if (!call)
-		return 0;
+	st = stat_of(lock, &created);
+	if (created)
+		name_lock(lock, fl, tgid);
+	return st;
+}
+
+/* The call will sleep: its wait starts now, unless it already had. */
+static __always_inline void deferred(const struct lt_lock_key *lock,
+				     struct file_lock *fl, __u32 tid,
+				     __u32 tgid, __u32 holder)
+{
+	struct lt_inflight *call;
+
+	call = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!call) {
+		count_drop(LT_DROP_START_FULL);
+		return;
+	}
+	if (!call->ts) {
+		lock_stat(lock, fl, tgid); /* named while the file is at hand */
+		call->lock = *lock;
+		call->ts = bpf_ktime_get_ns();
+		call->tgid = tgid;
+		call->flags = 0;
+	}
+	/* Woken, it tries again and may sleep behind another holder. */
+	call->holder = holder;
+	if (bpf_map_update_elem(&inflight, &tid, call, BPF_ANY))
+		count_drop(LT_DROP_START_FULL);
+	else
+		call->flags |= IF_PUBLISHED;
+}
+
+/* The wait, if any, is over: take it back from the collector's view. */
+static __always_inline void end_wait(struct lt_inflight *call, __u32 tid)
+{
 	if (call->flags & IF_PUBLISHED)
 		bpf_map_delete_elem(&inflight, &tid);
-	if (!(call->flags & IF_KEYED))
-		goto out; /* an unlock, or refused before the lock code */
-	delta = bpf_ktime_get_ns() - call->ts;
-	st = stat_of(&call->lock, &created);
-	if (!st)
-		goto out;
-	if (created)
-		name_lock(call, tgid);
-	if (!ret) {
+	call->ts = 0;
+	call->flags = 0;
+}
+
+static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
+				    struct file_lock *fl, __u64 owner,
+				    __u32 tid, __u32 tgid)
+{
+	struct lt_owner_key ok = {
+		.owner = owner,
+		.dev = lock->dev_or_tgid,
+		.ino = lock->ino,
+	};
+	struct lt_inflight *call = waiting_call();
+	struct lt_owner_locks *ol = owner_locks(&ok, true);
+	struct lt_lock_stat *st;
+	__u64 now = bpf_ktime_get_ns(), delta;
+
+	if (call) {
+		/* The range it slept on is the one it asked for. */
+		lock->start = call->lock.start;
+		lock->end = call->lock.end;
+	} else if (ol && lock->kind != LT_PK_FLOCK &&
+		   may_merge(ol, lock->kind, lock->start, lock->end)) {
+		asked_range(&lock->start, &lock->end);
+	}
+	st = lock_stat(lock, fl, tgid);
+	if (st) {
 		st->acquires++;
-		if (call->flags & IF_CONFLICT) {
+		if (call) {
+			delta = now - call->ts;
 			st->contended++;
 			add_wait(st, delta);
-			credit(&call->lock, tgid, LT_ROLE_WAITER, delta);
-			record_stack(ctx, &call->lock, tgid, delta);
+			credit(lock, tgid, LT_ROLE_WAITER, delta);
+			if (call->holder) {
+				/* flc_pid is the holding process. */
+				st->last_holder = call->holder;
+				credit(lock, call->holder, LT_ROLE_HOLDER_PROC,
+				       delta);
+			}
+			record_stack(ctx, lock, tgid, delta);
 		}
-	} else if (ret == -EAGAIN || ret == -EACCES) {
+	}
+	if (call)
+		end_wait(call, tid);
+	if (ol)
+		hold(ol, lock, tid, now);
+}
+
+static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
+					 struct file_lock *fl, int ret,
+					 __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct lt_lock_key lock = {
+		.kind = kind,
+		.shared = 1,
+	};
+	struct file_lock_core *blocker;
+	struct lt_lock_stat *st;
+
+	if (!fl || !wanted(tgid))
+		return 0;
+	lock.dev_or_tgid = inode->i_sb->s_dev;
+	lock.ino = inode->i_ino;
+	if (kind != LT_PK_FLOCK) {
+		lock.start = fl->fl_start;
+		lock.end = fl->fl_end;
+		if (fl->c.flc_flags & FL_OFDLCK)
+			lock.kind = LT_PK_OFD;
+	}
+	if (fl->c.flc_type == F_UNLCK) {
+		/* Unlocks from close and exit come outside any lock call;
+		 * they still end holds. An unlock is never merged. */
+		release((__u64)fl->c.flc_owner, lock.dev_or_tgid, lock.ino,
+			lock.start,
+			kind == LT_PK_FLOCK ? OFFSET_MAX : lock.end);
+		return 0;
+	}
+	if (!ret) {
+		granted(ctx, &lock, fl, (__u64)fl->c.flc_owner, tid, tgid);
+		return 0;
+	}
+	if (ret == FILE_LOCK_DEFERRED) {
+		/* A conflict is found before any merge: the range is the
+		 * request's. */
+		blocker = fl->c.flc_blocker;
+		deferred(&lock, fl, tid, tgid, blocker ? blocker->flc_pid : 0);
+		return 0;
+	}
+	if (ret != -EAGAIN && ret != -EACCES && ret != -EDEADLK)
+		return 0;
+	st = lock_stat(&lock, fl, tgid);
+	if (!st)
+		return 0;
+	if (ret == -EDEADLK)
+		st->deadlocks++; /* the kernel refused a cycle */
+	else
 		st->trylock_failures++;
-	} else if (interrupted_ret(ret)) {
-		st->interrupted++;
-		if (call->flags & IF_CONFLICT)
-			add_wait(st, delta);
-	} else if (ret == -EDEADLK || (call->flags & IF_DEADLOCK)) {
-		st->deadlocks++;
-	}
-	if (call->holder && (call->flags & IF_CONFLICT)) {
-		/* flc_pid is the holding process. */
-		st->last_holder = call->holder;
-		credit(&call->lock, call->holder, LT_ROLE_HOLDER_PROC, delta);
-	}
-out:
-	call->ts = 0;
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_fcntl")
-int lt_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
+/* BTF tracepoints: the arguments as they are, no event record built. */
+SEC("tp_btf/posix_lock_inode")
+int BPF_PROG(lt_posix_lock, struct inode *inode, struct file_lock *fl, int ret)
 {
-	return lock_call_end(ctx, ctx->ret);
+	return on_lock_inode(ctx, inode, fl, ret, LT_PK_FCNTL);
+}
+
+SEC("tp_btf/flock_lock_inode")
+int BPF_PROG(lt_flock_lock, struct inode *inode, struct file_lock *fl, int ret)
+{
+	return on_lock_inode(ctx, inode, fl, ret, LT_PK_FLOCK);
+}
+
+/*
+ * The end of a lock call. A granted wait was counted at the grant; one
+ * that ends otherwise (a signal, or a deadlock found once woken) is
+ * counted here.
+ */
+static __always_inline int lock_call_end(long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct lt_inflight *call = waiting_call();
+	struct lt_lock_stat *st;
+
+	if (!call)
+		return 0;
+	if (ret) {
+		st = bpf_map_lookup_elem(&stat_map, &call->lock);
+		if (st && interrupted_ret(ret)) {
+			st->interrupted++;
+			add_wait(st, bpf_ktime_get_ns() - call->ts);
+		}
+	}
+	end_wait(call, tid);
+	return 0;
+}
+
+SEC("tp_btf/fcntl_setlk")
+int BPF_PROG(lt_fcntl_setlk, struct inode *inode, struct file_lock *fl, int ret)
+{
+	return lock_call_end(ret);
 }
 
 SEC("tracepoint/syscalls/sys_exit_flock")
 int lt_flock_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return lock_call_end(ctx, ctx->ret);
+	return lock_call_end(ctx->ret);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

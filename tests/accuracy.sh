@@ -41,6 +41,16 @@ fcntl | ofd | flock)
 	# Each contended acquisition starts with one refused try-lock.
 	within "contended" "$(ours trylock_failures)" "$(truth contended)" 5
 	within "acquisitions" "$(ours acquires)" "$(truth acquires)" 5
+	# The kernel's hold runs from the grant inside the lock call to the
+	# unlock inside the next one; lockbench's, from the first call's
+	# return to the second's start. Ours is longer by the two syscall
+	# crossings of each hold, and by no more than that.
+	awk -v a="$(ours hold_ns)" -v b="$(truth hold_ns)" \
+		-v n="$(truth acquires)" 'BEGIN {
+		x = (a - b) / n
+		printf "hold time: ours %.0f, lockbench %.0f, %.2f us more per hold\n", a, b, x / 1000
+		exit !(x >= 0 && x <= 10000) }' ||
+		fail "hold time is not lockbench's plus at most 10 us per hold"
 	;;
 mutex)
 	within "contended" "$(ours contended)" "$(truth contended)" 5

@@ -151,6 +151,8 @@ struct lb_lockstat {
 	uint64_t slept; /* acquisitions that made at least one call */
 	uint64_t futex_waits; /* FUTEX_WAIT calls */
 	uint64_t sleep_ns; /* time inside those calls */
+	uint64_t hold_ns; /* from the acquire's return to the release's call */
+	uint64_t held_at; /* this worker's: when it last got the lock */
 };
 
 /* One slot per worker in the shared statistics region. */
@@ -209,6 +211,7 @@ struct lb_result {
 	uint64_t slept;
 	uint64_t futex_waits;
 	uint64_t sleep_ns;
+	uint64_t hold_ns;
 	uint64_t wait_max;
 	uint64_t wait_p50;
 	uint64_t wait_p99;

@@ -313,6 +313,7 @@ int lb_lock_acquire(struct lb_worker *w, unsigned idx)
 	if (r == ACQ_ABORT)
 		return -1;
 	ls->acquires++;
+	ls->held_at = lb_now_ns();
 	if (run->cfg->lock == LB_LOCK_ADAPTIVE)
 		__atomic_store_n(lock_word(run, idx) + 1, (uint32_t)w->tid,
 				 __ATOMIC_RELAXED);
@@ -332,11 +333,16 @@ int lb_lock_acquire(struct lb_worker *w, unsigned idx)
 void lb_lock_release(struct lb_worker *w, unsigned idx)
 {
 	struct lb_run *run = w->run;
+	struct lb_lockstat *ls;
 	uint32_t *word;
 	int r;
 
 	if (w->direct)
 		return;
+	if (run->cfg->lock != LB_LOCK_FLOCK || w->depth == 1) {
+		ls = &w->ls[run->cfg->lock == LB_LOCK_FLOCK ? 0 : idx];
+		ls->hold_ns += lb_now_ns() - ls->held_at;
+	}
 	switch (run->cfg->lock) {
 	case LB_LOCK_FCNTL:
 	case LB_LOCK_OFD:

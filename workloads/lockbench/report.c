@@ -219,6 +219,7 @@ void lb_report_json(const struct lb_run *run)
 	add(o, "slept", u64(res->slept));
 	add(o, "futex_waits", u64(res->futex_waits));
 	add(o, "sleep_ns", u64(res->sleep_ns));
+	add(o, "hold_ns", u64(res->hold_ns));
 	add(o, "wait_p50_ns", u64(res->wait_p50));
 	add(o, "wait_p99_ns", u64(res->wait_p99));
 	add(o, "wait_max_ns", u64(res->wait_max));
@@ -243,6 +244,7 @@ void lb_report_json(const struct lb_run *run)
 		add(l, "acquires", u64(ls[i].acquires));
 		add(l, "contended", u64(ls[i].contended));
 		add(l, "wait_ns", u64(ls[i].wait_ns));
+		add(l, "hold_ns", u64(ls[i].hold_ns));
 		if (cfg->lock == LB_LOCK_ADAPTIVE) {
 			add(l, "slept", u64(ls[i].slept));
 			add(l, "futex_waits", u64(ls[i].futex_waits));

@@ -499,6 +499,7 @@ static void merge_stats(struct lb_run *run)
 			run->ls[l].slept += row[l].slept;
 			run->ls[l].futex_waits += row[l].futex_waits;
 			run->ls[l].sleep_ns += row[l].sleep_ns;
+			run->ls[l].hold_ns += row[l].hold_ns;
 		}
 	}
 	for (unsigned l = 0; l < run->nstat; l++) {
@@ -508,6 +509,7 @@ static void merge_stats(struct lb_run *run)
 		res->slept += run->ls[l].slept;
 		res->futex_waits += run->ls[l].futex_waits;
 		res->sleep_ns += run->ls[l].sleep_ns;
+		res->hold_ns += run->ls[l].hold_ns;
 	}
 	for (int b = 0; b < LB_HIST_BUCKETS; b++)
 		n += res->hist[b];
