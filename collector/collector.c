@@ -12,11 +12,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <linux/types.h>
@@ -30,6 +32,7 @@
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
+#include "reader.skel.h"
 
 _Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
 	       "collector and probe histograms must match");
@@ -62,14 +65,32 @@ struct lock_state {
 	__s64 shown_stack; /* the stack `stack` holds text for */
 	char *stack;
 	__u64 shown_holder; /* last_holder that holder/holder_comm show */
+	uint64_t live; /* the read that last wrote its delta */
+	bool waited; /* it has waiters_now in this read */
+};
+
+/* A (lock, process or thread, role) entry of the kernel's parties map. */
+struct party_state {
+	struct lt_party_key key; /* first: the index's key */
+	uint64_t count, ns; /* summed over CPUs at the last read */
+};
+
+/* One process on one side of one lock: its threads' parties summed. */
+struct side_key {
+	struct lt_lock_key lock;
+	__u32 pid;
+	__u32 holder;
+};
+
+struct side_state {
+	struct side_key key; /* first: the index's key */
+	uint64_t count, ns;
 };
 
 struct proc_state {
 	__u32 tgid; /* first: the index's key */
 	__u32 pad;
-	uint64_t raw_waits, raw_wait_ns; /* at the last read */
-	uint64_t now_waits, now_wait_ns; /* summed during this read */
-	uint64_t top_ns;
+	uint64_t top_ns; /* its largest wait on one lock, in all */
 };
 
 struct file_state {
@@ -91,6 +112,9 @@ struct lt_collector {
 	struct futex_bpf *futex;
 	struct filelock_bpf *filelock;
 	struct fileio_bpf *fileio;
+	struct reader_bpf *reader; /* the map readers */
+	const struct lt_lock_rec *lock_out; /* their output, mapped */
+	const struct lt_party_rec *party_out;
 	int stats_fd; /* holds kernel.bpf_stats_enabled on */
 	int ncpus;
 	unsigned int interval_ms;
@@ -111,6 +135,22 @@ struct lt_collector {
 	struct file_state *fstate;
 	size_t n_files, cap_files, cap_fstate;
 	struct lt_index file_ix;
+
+	struct party_state *party; /* what the parties map said last */
+	size_t n_party, cap_party;
+	struct lt_index party_ix;
+
+	struct side_state *side; /* holders and waiters per lock */
+	size_t n_side, cap_side;
+	struct lt_index side_ix;
+
+	size_t *live, *was_live; /* locks with a delta in this, last read */
+	size_t n_live, cap_live, n_was_live, cap_was_live;
+	uint64_t reads; /* reads so far, the current one included */
+	size_t *fresh; /* locks not yet named */
+	size_t n_fresh, cap_fresh;
+	size_t *waited; /* locks with waiters now */
+	size_t n_waited, cap_waited;
 
 	struct tid_entry *tids; /* TID -> process, for holders */
 	size_t n_tids, cap_tids;
@@ -170,6 +210,28 @@ static uint64_t diff(uint64_t now, uint64_t before)
 	return now >= before ? now - before : now;
 }
 
+/* Appends i to a list of lock indexes. */
+static int push_index(size_t **list, size_t *n, size_t *cap, size_t i)
+{
+	if (lt_grow((void **)list, cap, *n + 1, sizeof(**list)))
+		return -ENOMEM;
+	(*list)[(*n)++] = i;
+	return 0;
+}
+
+static void swap_lists(size_t **a, size_t *na, size_t *capa, size_t **b,
+		       size_t *nb, size_t *capb)
+{
+	size_t *l = *a, n = *na, cap = *capa;
+
+	*a = *b;
+	*na = *nb;
+	*capa = *capb;
+	*b = l;
+	*nb = n;
+	*capb = cap;
+}
+
 /* ---- reading maps ---- */
 
 /*
@@ -223,6 +285,52 @@ static int for_each_entry(struct lt_collector *c, int fd, size_t key_size,
 			*seen += count;
 	}
 	return 0;
+}
+
+/*
+ * Runs a reader (reader.bpf.c) and hands fn each of the n records it
+ * wrote into out, an array of size-byte records.
+ */
+static int run_reader(struct lt_collector *c, struct bpf_program *prog,
+		      const void *out, size_t size, const __u32 *n,
+		      int (*fn)(struct lt_collector *c, const void *rec))
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u32 i;
+	int err;
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
+		return -errno;
+	for (i = 0; i < *n; i++) {
+		err = fn(c, (const char *)out + (size_t)i * size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The array map's values, mapped read-only into our memory. */
+static const void *map_out(struct bpf_map *map)
+{
+	size_t len =
+		(size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap_out(struct bpf_map *map, const void *p)
+{
+	size_t len =
+		(size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	long page = sysconf(_SC_PAGESIZE);
+
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+	if (p)
+		munmap((void *)p, len);
 }
 
 /* ---- naming ---- */
@@ -416,7 +524,8 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 	s->key = *key;
 	s->top_stack = -1;
 	s->shown_stack = -1;
-	if (lt_index_add(&c->lock_ix, i, c->lstate))
+	if (lt_index_add(&c->lock_ix, i, c->lstate) ||
+	    push_index(&c->fresh, &c->n_fresh, &c->cap_fresh, i))
 		return -ENOMEM;
 	c->n_locks++;
 	l->id = ++c->next_id;
@@ -438,14 +547,22 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 }
 
 /* Histogram buckets are 32-bit in the kernel: diff them modulo 2^32. */
+/*
+ * The change of a wrapping histogram, written into out. A slot at zero
+ * now was zero before too, and its delta was left at zero: only the
+ * slots in use are touched, which keeps cold memory cold.
+ */
 static void hist_delta32(uint64_t *out, uint64_t *total, const __u32 *now,
-			 const __u32 *before)
+			 __u32 *before)
 {
 	size_t b;
 
 	for (b = 0; b < LT_HIST_SLOTS; b++) {
+		if (!now[b])
+			continue;
 		out[b] = (__u32)(now[b] - before[b]);
 		total[b] += out[b];
+		before[b] = now[b];
 	}
 }
 
@@ -466,80 +583,36 @@ static void hist_delta(uint64_t *out, uint64_t *total, const __u64 *now,
 		l->total.field += l->delta.field;               \
 	} while (0)
 
-static int merge_lock(struct lt_collector *c, const void *key,
-		      const void *value)
+/* One lock's record from the reader: only locks that changed come. */
+static int merge_lock(struct lt_collector *c, const void *rec)
 {
-	const struct lt_lock_stat *percpu = value;
-	struct lt_lock_stat sum = { 0 };
-	__u64 epoch = c->futex->bss->epoch - 1;
-	uint64_t max_now = 0;
+	const struct lt_lock_rec *r = rec;
+	const struct lt_lock_stat *v = &r->sum;
+	struct lt_lock_stat sum;
 	struct lock_state *s;
 	struct lt_lock *l;
 	ssize_t i;
-	int cpu, b;
-	bool held;
 
-	i = lt_index_find(&c->lock_ix, key, c->lstate);
+	i = lt_index_find(&c->lock_ix, &r->key, c->lstate);
 	if (i < 0)
-		i = lock_add(c, key);
+		i = lock_add(c, &r->key);
 	if (i < 0)
 		return (int)i;
 	l = &c->locks[i];
 	s = &c->lstate[i];
-
-	/*
-	 * Most locks are idle in most intervals: when the counters that
-	 * move with every event have not, nothing else has either.
-	 */
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		sum.waits += percpu[cpu].waits;
-		sum.wakes += percpu[cpu].wakes;
-		sum.acquires += percpu[cpu].acquires;
-		sum.trylock_failures += percpu[cpu].trylock_failures;
-		sum.hold_ns += percpu[cpu].hold_ns;
-		sum.io_under_lock_ns += percpu[cpu].io_under_lock_ns;
-	}
-	if (s->named && sum.waits == s->raw.waits &&
-	    sum.wakes == s->raw.wakes && sum.acquires == s->raw.acquires &&
-	    sum.trylock_failures == s->raw.trylock_failures &&
-	    sum.hold_ns == s->raw.hold_ns &&
-	    sum.io_under_lock_ns == s->raw.io_under_lock_ns)
-		return 0; /* its delta stays zero */
-	held = sum.hold_ns != s->raw.hold_ns;
-	memset(&sum, 0, sizeof(sum));
-
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		const struct lt_lock_stat *v = &percpu[cpu];
-
-		sum.waits += v->waits;
-		sum.wait_ns += v->wait_ns;
-		sum.contended += v->contended;
-		sum.acquires += v->acquires;
-		sum.trylock_failures += v->trylock_failures;
-		sum.hold_ns += v->hold_ns;
-		sum.wakes += v->wakes;
-		sum.timeouts += v->timeouts;
-		sum.interrupted += v->interrupted;
-		sum.value_changed += v->value_changed;
-		sum.owner_died += v->owner_died;
-		sum.deadlocks += v->deadlocks;
-		sum.io_under_lock_ns += v->io_under_lock_ns;
-		for (b = 0; b < LT_HIST_SLOTS; b++)
-			sum.hist[b] += v->hist[b];
-		/* Only file locks have holds: skip the rest's zeros. */
-		if (held)
-			for (b = 0; b < LT_HIST_SLOTS; b++)
-				sum.hold_hist[b] += v->hold_hist[b];
-		if (v->max_epoch >= epoch && v->max_ns > max_now)
-			max_now = v->max_ns;
-		if (v->max_total_ns > sum.max_total_ns)
-			sum.max_total_ns = v->max_total_ns;
-		if (v->max_hold_ns > sum.max_hold_ns)
-			sum.max_hold_ns = v->max_hold_ns;
-		if (v->last_holder)
-			sum.last_holder = v->last_holder;
-	}
-
+	/* Histograms that did not move keep a zero delta. */
+	if (v->waits != s->raw.waits)
+		hist_delta32(l->delta.wait_hist, l->total.wait_hist, v->hist,
+			     s->raw.hist);
+	else if (s->live + 1 == c->reads && l->delta.waits)
+		memset(l->delta.wait_hist, 0, sizeof(l->delta.wait_hist));
+	if (v->hold_ns != s->raw.hold_ns)
+		hist_delta32(l->delta.hold_hist, l->total.hold_hist,
+			     v->hold_hist, s->raw.hold_hist);
+	else if (s->live + 1 == c->reads && l->delta.hold_ns)
+		memset(l->delta.hold_hist, 0, sizeof(l->delta.hold_hist));
+	/* The counters; the histograms are already up to date in raw. */
+	memcpy(&sum, v, offsetof(struct lt_lock_stat, hist));
 	DELTA(waits);
 	DELTA(wait_ns);
 	DELTA(contended);
@@ -553,14 +626,7 @@ static int merge_lock(struct lt_collector *c, const void *key,
 	DELTA(owner_died);
 	DELTA(deadlocks);
 	DELTA(io_under_lock_ns);
-	hist_delta32(l->delta.wait_hist, l->total.wait_hist, sum.hist,
-		     s->raw.hist);
-	if (held)
-		hist_delta32(l->delta.hold_hist, l->total.hold_hist,
-			     sum.hold_hist, s->raw.hold_hist);
-	else
-		memcpy(sum.hold_hist, s->raw.hold_hist, sizeof(sum.hold_hist));
-	l->delta.max_wait_ns = l->delta.waits ? max_now : 0;
+	l->delta.max_wait_ns = l->delta.waits ? v->max_ns : 0;
 	if (sum.max_total_ns > l->total.max_wait_ns)
 		l->total.max_wait_ns = sum.max_total_ns;
 	if (l->delta.max_wait_ns > l->total.max_wait_ns)
@@ -572,7 +638,16 @@ static int merge_lock(struct lt_collector *c, const void *key,
 	if (sum.last_holder)
 		s->raw.last_holder = sum.last_holder;
 	sum.last_holder = s->raw.last_holder;
-	s->raw = sum;
+	memcpy(&s->raw, &sum, offsetof(struct lt_lock_stat, hist));
+	c->snap.kind_delta[l->kind].waits += l->delta.waits;
+	c->snap.kind_delta[l->kind].wait_ns += l->delta.wait_ns;
+	c->snap.kind_total[l->kind].waits += l->delta.waits;
+	c->snap.kind_total[l->kind].wait_ns += l->delta.wait_ns;
+	if (s->live != c->reads) {
+		s->live = c->reads;
+		return push_index(&c->live, &c->n_live, &c->cap_live,
+				  (size_t)i);
+	}
 	return 0;
 }
 
@@ -635,7 +710,8 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 }
 
 /* Keeps the top LT_TOP_PARTIES by ns, merging one process's threads. */
-static void add_party(struct lt_party *top, size_t *n, pid_t pid,
+/* Puts pid in a lock's top list with its totals, if it ranks. */
+static void set_party(struct lt_party *top, size_t *n, pid_t pid,
 		      const char *comm, uint64_t count, uint64_t ns)
 {
 	struct lt_party p;
@@ -643,8 +719,8 @@ static void add_party(struct lt_party *top, size_t *n, pid_t pid,
 
 	for (i = 0; i < *n; i++) {
 		if (top[i].pid == pid) {
-			top[i].count += count;
-			top[i].ns += ns;
+			top[i].count = count;
+			top[i].ns = ns;
 			p = top[i];
 			/* bubble up */
 			for (j = i; j > 0 && top[j - 1].ns < p.ns; j--)
@@ -665,61 +741,114 @@ static void add_party(struct lt_party *top, size_t *n, pid_t pid,
 	top[j].ns = ns;
 }
 
-static int add_pid(struct lock_state *s, pid_t pid)
+static int add_pid(struct lt_collector *c, size_t i, pid_t pid)
 {
-	size_t i;
+	struct lock_state *s = &c->lstate[i];
+	size_t k;
 
-	for (i = 0; i < s->n_pids; i++)
-		if (s->pids[i] == pid)
+	for (k = 0; k < s->n_pids; k++)
+		if (s->pids[k] == pid)
 			return 0;
 	if (lt_grow((void **)&s->pids, &s->cap_pids, s->n_pids + 1,
 		    sizeof(*s->pids)))
 		return -ENOMEM;
 	s->pids[s->n_pids++] = pid;
+	c->locks[i].pids = s->pids;
+	c->locks[i].n_pids = s->n_pids;
 	return 0;
 }
 
-static int merge_party(struct lt_collector *c, const void *key,
-		       const void *value)
+/* The state of key in an index over states of the given size; new ones
+ * start at zero. */
+static ssize_t state_of(struct lt_index *ix, void **states, size_t *n,
+			size_t *cap, size_t size, const void *key,
+			size_t key_len, bool *created)
 {
-	const struct lt_party_key *pk = key;
-	const struct lt_party_stat *percpu = value;
-	uint64_t count = 0, ns = 0;
+	ssize_t i = lt_index_find(ix, key, *states);
+
+	*created = i < 0;
+	if (i >= 0)
+		return i;
+	if (lt_grow(states, cap, *n + 1, size))
+		return -ENOMEM;
+	i = (ssize_t)*n;
+	memset((char *)*states + (size_t)i * size, 0, size);
+	memcpy((char *)*states + (size_t)i * size, key, key_len);
+	if (lt_index_add(ix, (size_t)i, *states))
+		return -ENOMEM;
+	(*n)++;
+	return i;
+}
+
+/*
+ * One party the reader wrote: what it added since the last read goes to
+ * the process's side of the lock, and from there to the lock's top lists
+ * and the process's figures. Counts only grow, so the lists stay exact.
+ */
+static int merge_party(struct lt_collector *c, const void *rec)
+{
+	const struct lt_party_rec *r = rec;
+	const struct lt_party_key *pk = &r->key;
+	struct side_key sk = { .lock = pk->lock };
+	uint64_t dcount, dns;
+	struct party_state *ps;
+	struct side_state *ss;
+	struct proc_state *pst;
+	struct lt_proc *proc;
 	struct lt_lock *l;
-	struct proc_state *ps;
-	ssize_t i, p;
-	pid_t pid;
-	int cpu;
+	ssize_t i, k, p;
+	bool created, new_side;
 
 	i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
 	if (i < 0)
-		return 0; /* wakes on a lock nobody waited on yet */
+		return 0; /* a lock whose figures the kernel could not keep */
 	l = &c->locks[i];
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		count += percpu[cpu].count;
-		ns += percpu[cpu].ns;
-	}
-	pid = pk->role == LT_ROLE_HOLDER ? tgid_of(c, pk->tgid) :
-					   (pid_t)pk->tgid;
-	p = proc_of(c, pid);
+	k = state_of(&c->party_ix, (void **)&c->party, &c->n_party,
+		     &c->cap_party, sizeof(*c->party), pk, sizeof(*pk),
+		     &created);
+	if (k < 0)
+		return (int)k;
+	ps = &c->party[k];
+	dcount = diff(r->sum.count, ps->count);
+	dns = diff(r->sum.ns, ps->ns);
+	ps->count = r->sum.count;
+	ps->ns = r->sum.ns;
+	if (!dcount && !dns && !created)
+		return 0;
+
+	sk.pid = pk->role == LT_ROLE_HOLDER ? (__u32)tgid_of(c, pk->tgid) :
+					      pk->tgid;
+	sk.holder = pk->role != LT_ROLE_WAITER;
+	k = state_of(&c->side_ix, (void **)&c->side, &c->n_side, &c->cap_side,
+		     sizeof(*c->side), &sk, sizeof(sk), &new_side);
+	if (k < 0)
+		return (int)k;
+	ss = &c->side[k];
+	ss->count += dcount;
+	ss->ns += dns;
+	p = proc_of(c, (pid_t)sk.pid);
 	if (p < 0)
 		return (int)p;
-	if (pk->role != LT_ROLE_WAITER) {
-		add_party(l->holders, &l->n_holders, pid, c->procs[p].comm,
-			  count, ns);
+	proc = &c->procs[p];
+	if (sk.holder) {
+		set_party(l->holders, &l->n_holders, proc->pid, proc->comm,
+			  ss->count, ss->ns);
 		return 0;
 	}
-	add_party(l->waiters, &l->n_waiters, pid, c->procs[p].comm, count, ns);
-	if (add_pid(&c->lstate[i], pid))
+	set_party(l->waiters, &l->n_waiters, proc->pid, proc->comm, ss->count,
+		  ss->ns);
+	if (new_side && add_pid(c, (size_t)i, proc->pid))
 		return -ENOMEM;
 	if (!lt_kind_is_lock(l->kind))
 		return 0;
-	ps = &c->pstate[p];
-	ps->now_waits += count;
-	ps->now_wait_ns += ns;
-	if (ns > ps->top_ns) {
-		ps->top_ns = ns;
-		c->procs[p].top_lock = l->id;
+	proc->delta.waits += dcount;
+	proc->delta.wait_ns += dns;
+	proc->total.waits += dcount;
+	proc->total.wait_ns += dns;
+	pst = &c->pstate[p];
+	if (ss->ns > pst->top_ns) {
+		pst->top_ns = ss->ns;
+		proc->top_lock = l->id;
 	}
 	return 0;
 }
@@ -727,35 +856,14 @@ static int merge_party(struct lt_collector *c, const void *key,
 static int read_parties(struct lt_collector *c)
 {
 	size_t i;
-	int err;
 
-	for (i = 0; i < c->n_locks; i++) {
-		c->locks[i].n_holders = 0;
-		c->locks[i].n_waiters = 0;
-	}
 	for (i = 0; i < c->n_procs; i++) {
-		c->pstate[i].now_waits = 0;
-		c->pstate[i].now_wait_ns = 0;
-		c->pstate[i].top_ns = 0;
+		c->procs[i].delta.waits = 0;
+		c->procs[i].delta.wait_ns = 0;
 	}
-	err = for_each_entry(c, bpf_map__fd(c->futex->maps.parties),
-			     sizeof(struct lt_party_key),
-			     sizeof(struct lt_party_stat), true, merge_party,
-			     NULL);
-	if (err)
-		return err;
-	for (i = 0; i < c->n_procs; i++) {
-		struct proc_state *ps = &c->pstate[i];
-		struct lt_proc *p = &c->procs[i];
-
-		p->delta.waits = diff(ps->now_waits, ps->raw_waits);
-		p->delta.wait_ns = diff(ps->now_wait_ns, ps->raw_wait_ns);
-		p->total.waits = ps->now_waits;
-		p->total.wait_ns = ps->now_wait_ns;
-		ps->raw_waits = ps->now_waits;
-		ps->raw_wait_ns = ps->now_wait_ns;
-	}
-	return 0;
+	return run_reader(c, c->reader->progs.lt_read_parties, c->party_out,
+			  sizeof(*c->party_out), &c->reader->bss->n_parties,
+			  merge_party);
 }
 
 /* ---- in-flight waits: waiters now, the wait-for graph ---- */
@@ -781,11 +889,17 @@ static int merge_inflight(struct lt_collector *c, const void *key,
 		if (in->lock.kind <= LT_PK_FUTEX_PI ||
 		    in->lock.kind == LT_PK_FUTEX_COND)
 			c->locks[i].address = in->uaddr;
-		if (add_pid(&c->lstate[i], (pid_t)in->tgid))
+		if (add_pid(c, (size_t)i, (pid_t)in->tgid))
 			return -ENOMEM;
 	}
 	l = &c->locks[i];
 	l->waiters_now++;
+	if (!c->lstate[i].waited) {
+		c->lstate[i].waited = true;
+		if (push_index(&c->waited, &c->n_waited, &c->cap_waited,
+			       (size_t)i))
+			return -ENOMEM;
+	}
 	if (!in->holder || !lt_kind_is_lock(l->kind) || now < in->ts ||
 	    now - in->ts < CYCLE_MIN_AGE_NS)
 		return 0;
@@ -866,8 +980,11 @@ static int read_inflight(struct lt_collector *c)
 	size_t i;
 	int err;
 
-	for (i = 0; i < c->n_locks; i++)
-		c->locks[i].waiters_now = 0;
+	for (i = 0; i < c->n_waited; i++) {
+		c->locks[c->waited[i]].waiters_now = 0;
+		c->lstate[c->waited[i]].waited = false;
+	}
+	c->n_waited = 0;
 	c->n_edges = 0;
 	err = for_each_entry(c, bpf_map__fd(c->futex->maps.inflight),
 			     sizeof(__u32), sizeof(struct lt_inflight), false,
@@ -1100,7 +1217,7 @@ static uint64_t read_drops(struct lt_collector *c)
 int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 {
 	struct timespec now, wall;
-	size_t i, entries = 0;
+	size_t i;
 	uint64_t drops;
 	int err;
 
@@ -1116,17 +1233,26 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	c->snap.elapsed_s = ts_diff(&now, &c->opened);
 	c->last_read = now;
 
-	for (i = 0; i < c->n_locks; i++)
-		memset(&c->locks[i].delta, 0, sizeof(c->locks[i].delta));
+	/* A moving lock's delta is rewritten whole; the locks that moved
+	 * last time and not now are cleared after the read. */
+	c->reads++;
+	swap_lists(&c->live, &c->n_live, &c->cap_live, &c->was_live,
+		   &c->n_was_live, &c->cap_was_live);
+	c->n_live = 0;
+	memset(c->snap.kind_delta, 0, sizeof(c->snap.kind_delta));
 	for (i = 0; i < c->n_files; i++)
 		memset(&c->files[i].delta, 0, sizeof(c->files[i].delta));
 	memset(c->snap.io_hist_delta, 0, sizeof(c->snap.io_hist_delta));
 
-	err = for_each_entry(c, bpf_map__fd(c->futex->maps.stat_map),
-			     sizeof(struct lt_lock_key),
-			     sizeof(struct lt_lock_stat), true, merge_lock,
-			     &entries);
-	c->snap.lock_entries = entries;
+	/* Locks touched since the last read's epoch, which this read's
+	 * maxima also start from. */
+	c->reader->bss->since = c->futex->bss->epoch - 1;
+	c->reader->bss->max_epoch = c->futex->bss->epoch - 1;
+	err = run_reader(c, c->reader->progs.lt_read_locks, c->lock_out,
+			 sizeof(*c->lock_out), &c->reader->bss->n_locks,
+			 merge_lock);
+
+	c->snap.lock_entries = c->reader->bss->visited;
 	c->snap.lock_capacity = LT_MAX_LOCKS;
 	if (!err)
 		err = read_parties(c);
@@ -1144,27 +1270,25 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		return err;
 	}
 
-	memset(c->snap.kind_delta, 0, sizeof(c->snap.kind_delta));
-	memset(c->snap.kind_total, 0, sizeof(c->snap.kind_total));
-	for (i = 0; i < c->n_locks; i++) {
-		struct lt_lock *l = &c->locks[i];
-		struct lock_state *s = &c->lstate[i];
+	for (i = 0; i < c->n_was_live; i++)
+		if (c->lstate[c->was_live[i]].live != c->reads)
+			memset(&c->locks[c->was_live[i]].delta, 0,
+			       sizeof(c->locks[0].delta));
+	/* Idle locks cost nothing here: only new and moving ones. */
+	for (i = 0; i < c->n_fresh; i++)
+		if (!c->lstate[c->fresh[i]].named)
+			name_lock(c, c->fresh[i]);
+	c->n_fresh = 0;
+	for (i = 0; i < c->n_live; i++) {
+		struct lt_lock *l = &c->locks[c->live[i]];
+		struct lock_state *s = &c->lstate[c->live[i]];
 
-		if (!s->named)
-			name_lock(c, i);
-		l->pids = s->pids;
-		l->n_pids = s->n_pids;
-		/* Only a changed holder costs a lookup: idle locks stay free. */
 		if (s->raw.last_holder &&
 		    s->raw.last_holder != s->shown_holder) {
 			l->holder = tgid_of(c, (__u32)s->raw.last_holder);
 			read_comm(c, l->holder, l->holder_comm);
 			s->shown_holder = s->raw.last_holder;
 		}
-		c->snap.kind_delta[l->kind].waits += l->delta.waits;
-		c->snap.kind_delta[l->kind].wait_ns += l->delta.wait_ns;
-		c->snap.kind_total[l->kind].waits += l->total.waits;
-		c->snap.kind_total[l->kind].wait_ns += l->total.wait_ns;
 	}
 	forget_vmas(c);
 	lt_symbolizer_prune(c->syms);
@@ -1340,7 +1464,11 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	    lt_index_init(&c->file_ix, sizeof(struct lt_file_key),
 			  sizeof(struct file_state)) ||
 	    lt_index_init(&c->tid_ix, sizeof(__u32),
-			  sizeof(struct tid_entry))) {
+			  sizeof(struct tid_entry)) ||
+	    lt_index_init(&c->party_ix, sizeof(struct lt_party_key),
+			  sizeof(struct party_state)) ||
+	    lt_index_init(&c->side_ix, sizeof(struct side_key),
+			  sizeof(struct side_state))) {
 		snprintf(err, err_len, "out of memory");
 		goto cleanup;
 	}
@@ -1349,7 +1477,8 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	c->futex = futex_bpf__open();
 	c->filelock = filelock_bpf__open();
 	c->fileio = fileio_bpf__open();
-	if (!c->futex || !c->filelock || !c->fileio) {
+	c->reader = reader_bpf__open();
+	if (!c->futex || !c->filelock || !c->fileio || !c->reader) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot open the probes: %s",
 			 strerror(errno));
@@ -1358,6 +1487,8 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	SET_TARGETS(c->futex, opts);
 	SET_TARGETS(c->filelock, opts);
 	SET_TARGETS(c->fileio, opts);
+	SET_TARGETS(c->reader, opts);
+	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
 
 	/* Load & verify: the futex object first, it owns the shared maps */
 	ret = futex_bpf__load(c->futex);
@@ -1377,6 +1508,21 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 		ret = fileio_bpf__load(c->fileio);
 	if (ret) {
 		load_error(err, err_len, "pread", ret);
+		goto cleanup;
+	}
+	ret = share_maps(c, c->reader->obj);
+	if (!ret)
+		ret = reader_bpf__load(c->reader);
+	if (ret) {
+		load_error(err, err_len, "map reader", ret);
+		goto cleanup;
+	}
+	c->lock_out = map_out(c->reader->maps.lock_out);
+	c->party_out = map_out(c->reader->maps.party_out);
+	if (!c->lock_out || !c->party_out) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot map the readers' output: %s",
+			 strerror(errno));
 		goto cleanup;
 	}
 
@@ -1426,6 +1572,11 @@ void lt_collector_close(struct lt_collector *c)
 	if (!c)
 		return;
 	/* Detach first: nothing may run while the rest is freed. */
+	if (c->reader) {
+		unmap_out(c->reader->maps.lock_out, c->lock_out);
+		unmap_out(c->reader->maps.party_out, c->party_out);
+	}
+	reader_bpf__destroy(c->reader);
 	fileio_bpf__destroy(c->fileio);
 	filelock_bpf__destroy(c->filelock);
 	futex_bpf__destroy(c->futex);
@@ -1444,13 +1595,22 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->files);
 	free(c->fstate);
 	free(c->tids);
+	free(c->party);
+	free(c->side);
+	free(c->live);
+	free(c->was_live);
+	free(c->fresh);
+	free(c->waited);
 	free(c->edges);
 	free(c->deadlocks);
 	free(c->keybuf);
 	free(c->valbuf);
+
 	lt_index_free(&c->lock_ix);
 	lt_index_free(&c->proc_ix);
 	lt_index_free(&c->file_ix);
 	lt_index_free(&c->tid_ix);
+	lt_index_free(&c->party_ix);
+	lt_index_free(&c->side_ix);
 	free(c);
 }

@@ -153,6 +153,17 @@ static __always_inline __u32 log2_slot(__u64 v)
 	return r < LT_HIST_SLOTS ? r : LT_HIST_SLOTS - 1;
 }
 
+/* The lock's entry, marked as changed in this epoch for the reader. */
+static __always_inline struct lt_lock_stat *
+stat_find(const struct lt_lock_key *key)
+{
+	struct lt_lock_stat *st = bpf_map_lookup_elem(&stat_map, key);
+
+	if (st)
+		st->touched = epoch;
+	return st;
+}
+
 /* The lock's entry, created on first use; NULL (and a drop) when full. */
 static __always_inline struct lt_lock_stat *
 stat_of(const struct lt_lock_key *key, bool *created)
@@ -161,11 +172,11 @@ stat_of(const struct lt_lock_key *key, bool *created)
 	struct lt_lock_stat *st;
 
 	*created = false;
-	st = bpf_map_lookup_elem(&stat_map, key);
+	st = stat_find(key);
 	if (st)
 		return st;
 	bpf_map_update_elem(&stat_map, key, &zero, BPF_NOEXIST);
-	st = bpf_map_lookup_elem(&stat_map, key);
+	st = stat_find(key);
 	if (!st)
 		count_drop(LT_DROP_LOCKS_FULL);
 	else
@@ -229,6 +240,7 @@ static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
 	}
 	ps->count++;
 	ps->ns += ns;
+	ps->touched = epoch;
 }
 
 /*

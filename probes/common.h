@@ -104,9 +104,19 @@ struct lt_lock_stat {
 	__u64 deadlocks; /* EDEADLK: the kernel refused a cycle */
 	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
 	__u64 last_holder; /* TID (or pid) of the latest known holder */
+	__u64 touched; /* the epoch of the last event that changed it */
 	/* Wrapping counters: the collector diffs them modulo 2^32. */
 	__u32 hist[LT_HIST_SLOTS];
 	__u32 hold_hist[LT_HIST_SLOTS];
+};
+
+#define LT_MAX_CPUS 1024 /* the iterators sum at most this many CPUs */
+
+/* One lock as the collector's reader writes it: summed over CPUs, with
+ * max_ns the longest wait of this read's epoch. */
+struct lt_lock_rec {
+	struct lt_lock_key key;
+	struct lt_lock_stat sum;
 };
 
 /* Who, on which side of a lock. */
@@ -125,6 +135,12 @@ struct lt_party_key {
 struct lt_party_stat {
 	__u64 count;
 	__u64 ns;
+	__u64 touched; /* the epoch of its last change */
+};
+
+struct lt_party_rec {
+	struct lt_party_key key;
+	struct lt_party_stat sum;
 };
 
 /* A user stack seen waiting on a lock. */

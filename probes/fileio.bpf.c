@@ -120,7 +120,7 @@ static __always_inline int io_end(long ret)
 		fs->io_under_lock_ns += delta;
 		top = tl->n - 1;
 		if (top < LT_HELD_DEPTH) {
-			ls = bpf_map_lookup_elem(&stat_map, &tl->keys[top]);
+			ls = stat_find(&tl->keys[top]);
 			if (ls)
 				ls->io_under_lock_ns += delta;
 		}

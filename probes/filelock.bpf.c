@@ -199,7 +199,7 @@ static __always_inline void end_hold(const struct lt_owner_key *ok,
 		.kind = r->kind,
 		.shared = 1,
 	};
-	struct lt_lock_stat *st = bpf_map_lookup_elem(&stat_map, &lock);
+	struct lt_lock_stat *st = stat_find(&lock);
 
 	if (st)
 		add_hold(st, now - r->ts);
@@ -484,7 +484,7 @@ static __always_inline int lock_call_end(long ret)
 	if (!call)
 		return 0;
 	if (ret) {
-		st = bpf_map_lookup_elem(&stat_map, &call->lock);
+		st = stat_find(&call->lock);
 		if (st && interrupted_ret(ret)) {
 			st->interrupted++;
 			add_wait(st, bpf_ktime_get_ns() - call->ts);

@@ -273,14 +273,14 @@ static __always_inline int wake(__u64 uaddr, bool private)
 
 	/* Only locks someone has waited on have an entry to credit. */
 	identify(uaddr, tgid, private, LT_PK_FUTEX, &key);
-	st = bpf_map_lookup_elem(&stat_map, &key);
+	st = stat_find(&key);
 	if (!st) {
 		key.kind = LT_PK_FUTEX_COND;
-		st = bpf_map_lookup_elem(&stat_map, &key);
+		st = stat_find(&key);
 	}
 	if (!st) {
 		key.kind = LT_PK_FUTEX_PI;
-		st = bpf_map_lookup_elem(&stat_map, &key);
+		st = stat_find(&key);
 	}
 	if (!st)
 		return 0;

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The collector's readers. Each is run on demand (BPF_PROG_TEST_RUN),
+ * walks a map with bpf_for_each_map_elem() under RCU, sums each entry's
+ * per-CPU values in the kernel and writes one record per entry into an
+ * array the collector maps into its memory. Nothing is copied through a
+ * system call and no bucket lock is taken, where a batch lookup takes
+ * every bucket's lock. Each writes only the entries a probe touched
+ * since the last read, so idle locks cost the walk alone.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+
+const volatile __u32 nr_cpus = 1; /* possible CPUs, set before load */
+
+__u64 since = 0; /* write what was touched in this epoch or later */
+__u64 max_epoch = 0; /* per-CPU maxima from this epoch on are this read's */
+__u32 n_locks = 0; /* records written by the last lock read */
+__u32 n_parties = 0; /* by the last party read */
+__u64 visited = 0; /* entries in the lock map at the last lock read */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, __u32);
+	__type(value, struct lt_lock_rec);
+} lock_out SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LT_MAX_PARTIES);
+	__type(key, __u32);
+	__type(value, struct lt_party_rec);
+} party_out SEC(".maps");
+
+static __always_inline void sum_lock(struct lt_lock_stat *s,
+				     const struct lt_lock_stat *v)
+{
+	__u32 b;
+
+	s->waits += v->waits;
+	s->wait_ns += v->wait_ns;
+	s->contended += v->contended;
+	s->acquires += v->acquires;
+	s->trylock_failures += v->trylock_failures;
+	s->hold_ns += v->hold_ns;
+	s->wakes += v->wakes;
+	s->timeouts += v->timeouts;
+	s->interrupted += v->interrupted;
+	s->value_changed += v->value_changed;
+	s->owner_died += v->owner_died;
+	s->deadlocks += v->deadlocks;
+	s->io_under_lock_ns += v->io_under_lock_ns;
+	if (v->max_epoch >= max_epoch && v->max_ns > s->max_ns)
+		s->max_ns = v->max_ns;
+	if (v->max_total_ns > s->max_total_ns)
+		s->max_total_ns = v->max_total_ns;
+	if (v->max_hold_ns > s->max_hold_ns)
+		s->max_hold_ns = v->max_hold_ns;
+	if (v->last_holder)
+		s->last_holder = v->last_holder;
+	/* Most locks wait or hold, not both: skip the empty histogram. */
+	if (v->waits)
+		for (b = 0; b < LT_HIST_SLOTS; b++)
+			s->hist[b] += v->hist[b];
+	if (v->hold_ns)
+		for (b = 0; b < LT_HIST_SLOTS; b++)
+			s->hold_hist[b] += v->hold_hist[b];
+}
+
+static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
+		      struct lt_lock_stat *here, void *ctx)
+{
+	__u32 i = n_locks, cpu, this_cpu = bpf_get_smp_processor_id();
+	struct lt_lock_key key = *k;
+	bool touched = here->touched >= since;
+	struct lt_lock_stat *v;
+	struct lt_lock_rec *rec;
+
+	visited++;
+	/* An idle lock costs a look at each CPU's stamp, nothing more. */
+	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
+		touched = v && v->touched >= since;
+	}
+	if (!touched)
+		return 0;
+	rec = bpf_map_lookup_elem(&lock_out, &i);
+	if (!rec)
+		return 1; /* the array is as large as the map: not reached */
+	/* The walk hands over this CPU's value; the others are looked up. */
+	rec->key = key;
+	rec->sum = *here;
+	if (here->max_epoch < max_epoch)
+		rec->sum.max_ns = 0;
+	for (cpu = 0; cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		if (cpu == this_cpu)
+			continue;
+		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
+		if (v)
+			sum_lock(&rec->sum, v);
+	}
+	n_locks = i + 1;
+	return 0;
+}
+
+SEC("raw_tp")
+int lt_read_locks(void *ctx)
+{
+	n_locks = 0;
+	visited = 0;
+	bpf_for_each_map_elem(&stat_map, read_lock, NULL, 0);
+	return 0;
+}
+
+static long read_party(struct bpf_map *map, const struct lt_party_key *k,
+		       struct lt_party_stat *here, void *ctx)
+{
+	__u32 i = n_parties, cpu, this_cpu = bpf_get_smp_processor_id();
+	struct lt_party_key key = *k;
+	bool touched = here->touched >= since;
+	struct lt_party_stat *v;
+	struct lt_party_rec *rec;
+
+	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
+		touched = v && v->touched >= since;
+	}
+	if (!touched)
+		return 0;
+	rec = bpf_map_lookup_elem(&party_out, &i);
+	if (!rec)
+		return 1;
+	rec->key = key;
+	rec->sum = *here;
+	for (cpu = 0; cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		if (cpu == this_cpu)
+			continue;
+		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
+		if (!v)
+			continue;
+		rec->sum.count += v->count;
+		rec->sum.ns += v->ns;
+	}
+	n_parties = i + 1;
+	return 0;
+}
+
+SEC("raw_tp")
+int lt_read_parties(void *ctx)
+{
+	n_parties = 0;
+	bpf_for_each_map_elem(&parties, read_party, NULL, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
