@@ -152,6 +152,9 @@ struct lt_collector {
 	size_t *waited; /* locks with waiters now */
 	size_t n_waited, cap_waited;
 
+	__u32 *gone; /* processes that ended, sorted */
+	size_t cap_gone;
+
 	struct tid_entry *tids; /* TID -> process, for holders */
 	size_t n_tids, cap_tids;
 	struct lt_index tid_ix;
@@ -866,6 +869,70 @@ static int read_parties(struct lt_collector *c)
 			  merge_party);
 }
 
+/* ---- processes that ended ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_gone(const __u32 *gone, size_t n, __u32 tgid)
+{
+	return bsearch(&tgid, gone, n, sizeof(*gone), cmp_u32) != NULL;
+}
+
+/*
+ * Drops from the kernel's maps what only ended processes can touch: their
+ * private locks and their parties, after this read took their last
+ * figures. Our rows keep the totals; a PID that comes back starts anew.
+ */
+static void forget_exited(struct lt_collector *c)
+{
+	int qfd = bpf_map__fd(c->futex->maps.exited);
+	int sfd = bpf_map__fd(c->futex->maps.stat_map);
+	int wfd = bpf_map__fd(c->futex->maps.wheres);
+	int pfd = bpf_map__fd(c->futex->maps.parties);
+	size_t i, n = 0;
+	__u32 tgid;
+
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &tgid)) {
+		if (lt_grow((void **)&c->gone, &c->cap_gone, n + 1,
+			    sizeof(*c->gone)))
+			break;
+		c->gone[n++] = tgid;
+	}
+	if (!n)
+		return;
+	qsort(c->gone, n, sizeof(*c->gone), cmp_u32);
+	for (i = 0; i < c->n_locks; i++) {
+		const struct lt_lock_key *k = &c->lstate[i].key;
+
+		if (k->shared ||
+		    (k->kind >= LT_PK_FCNTL && k->kind != LT_PK_FUTEX_COND))
+			continue;
+		if (!is_gone(c->gone, n, (__u32)k->dev_or_tgid))
+			continue;
+		bpf_map_delete_elem(sfd, k);
+		bpf_map_delete_elem(wfd, k);
+	}
+	for (i = 0; i < c->n_party; i++) {
+		const struct lt_party_key *pk = &c->party[i].key;
+		bool private = !pk->lock.shared &&
+			       (pk->lock.kind < LT_PK_FCNTL ||
+				pk->lock.kind == LT_PK_FUTEX_COND);
+		__u32 who = pk->role == LT_ROLE_HOLDER ?
+				    (__u32)tgid_of(c, pk->tgid) :
+				    pk->tgid;
+
+		if (is_gone(c->gone, n, who) ||
+		    (private &&
+		     is_gone(c->gone, n, (__u32)pk->lock.dev_or_tgid)))
+			bpf_map_delete_elem(pfd, pk);
+	}
+}
+
 /* ---- in-flight waits: waiters now, the wait-for graph ---- */
 
 static int merge_inflight(struct lt_collector *c, const void *key,
@@ -1269,6 +1336,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		forget_vmas(c);
 		return err;
 	}
+	forget_exited(c);
 
 	for (i = 0; i < c->n_was_live; i++)
 		if (c->lstate[c->was_live[i]].live != c->reads)
@@ -1595,6 +1663,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->files);
 	free(c->fstate);
 	free(c->tids);
+	free(c->gone);
 	free(c->party);
 	free(c->side);
 	free(c->live);

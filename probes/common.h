@@ -12,6 +12,7 @@
 #define LT_MAX_THREADS 65536 /* threads that can wait at the same time */
 #define LT_MAX_TRACED 8192 /* processes in a --pid / -- COMMAND tree */
 #define LT_MAX_PARTIES 32768 /* (lock, process, role) triples */
+#define LT_MAX_EXITED 8192 /* process exits queued between two reads */
 #define LT_COMM_LEN 16
 #define LT_MAX_STACKS 4096 /* distinct user stacks kept */
 #define LT_STACK_DEPTH 32 /* frames per stack */

@@ -66,6 +66,13 @@ struct {
 	__type(value, __u64);
 } episode SEC(".maps");
 
+/* Processes that ended since the collector last looked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_EXITED);
+	__type(value, __u32);
+} exited SEC(".maps");
+
 struct where_ctx {
 	__u64 addr;
 	struct lt_where w;
@@ -388,16 +395,25 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* A thread that dies inside a wait leaves no stale state behind. */
+/*
+ * A thread that dies inside a wait leaves no stale state behind. A
+ * process that ends is queued for the collector, which drops its private
+ * locks from the maps once their last figures are read: a long-running
+ * agent does not fill them with the dead. When the queue is full the
+ * oldest exit makes room.
+ */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(lt_exit, struct task_struct *task)
+int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tid = task->pid, tgid = task->tgid;
 
 	bpf_map_delete_elem(&inflight, &tid);
 	bpf_map_delete_elem(&episode, &tid);
-	if (targ_filter && tid == tgid)
+	if (!group_dead)
+		return 0;
+	if (targ_filter)
 		bpf_map_delete_elem(&traced, &tgid);
+	bpf_map_push_elem(&exited, &tgid, BPF_EXIST);
 	return 0;
 }
 

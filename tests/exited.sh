@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Processes that end leave the kernel's maps: generations of short-lived
+# processes, each with its own private locks, add up to more locks than
+# the map holds, yet none is dropped, every wait is counted, and the map
+# empties once they are gone.
+. "$(dirname "$0")/lib.sh"
+locktop=$1 manylocks=$2
+require_bpf
+
+n=8000 generations=3
+"$locktop" --batch --json --all --delay 0.3 --output "$tmpdir/lt.json" -- \
+	bash -c "for g in \$(seq $generations); do \"$manylocks\" $n >/dev/null; sleep 1; done" ||
+	fail "locktop or manylocks failed"
+final=$(tail -n 1 "$tmpdir/lt.json")
+seen=$(jq '[.locks[] | .waits] | add // 0' <<<"$final")
+drops=$(jq .drops <<<"$final")
+entries=$(jq .lock_entries <<<"$final")
+peak=$(jq -s 'map(.lock_entries) | max' "$tmpdir/lt.json")
+echo "waits $seen of $((n * generations)), drops $drops, kernel entries peak $peak, at the end $entries"
+[ "$drops" -eq 0 ] || fail "$drops events dropped"
+[ "$seen" -eq $((n * generations)) ] || fail "waits went missing"
+[ "$peak" -lt 16384 ] || fail "the dead were not dropped from the map"
+[ "$entries" -lt 100 ] || fail "$entries entries left after every process ended"
+echo PASS
