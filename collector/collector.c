@@ -1336,7 +1336,6 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		forget_vmas(c);
 		return err;
 	}
-	forget_exited(c);
 
 	for (i = 0; i < c->n_was_live; i++)
 		if (c->lstate[c->was_live[i]].live != c->reads)
@@ -1358,6 +1357,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 			s->shown_holder = s->raw.last_holder;
 		}
 	}
+	/* Last: the naming above may still need what the dead left. */
+	forget_exited(c);
 	forget_vmas(c);
 	lt_symbolizer_prune(c->syms);
 
@@ -1478,6 +1479,42 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 		(skel)->rodata->targ_self = getpid();             \
 		(skel)->rodata->targ_stacks = (opts)->stacks;     \
 	} while (0)
+
+#define CALIB_RUNS 300
+#define CALIB_READS 16 /* clock reads per run of lt_calib_clock */
+
+/* Mean ns per run of prog after runs test runs, from the statistics. */
+static double calib_run(struct bpf_program *prog, int runs)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(prog), i;
+
+	for (i = 0; i < runs; i++)
+		if (bpf_prog_test_run_opts(fd, &opts))
+			return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+		return 0;
+	return (double)info.run_time_ns / (double)info.run_cnt;
+}
+
+/*
+ * The measuring stick: the statistics' charge for an empty program and
+ * the cost of one clock read here. Virtual machines without a stable TSC
+ * read the clock slowly, and every probe that times something pays it.
+ */
+static void calibrate(struct lt_collector *c)
+{
+	double nop, clk;
+
+	if (c->stats_fd < 0)
+		return;
+	nop = calib_run(c->reader->progs.lt_calib_nop, CALIB_RUNS);
+	clk = calib_run(c->reader->progs.lt_calib_clock, CALIB_RUNS);
+	c->snap.probe_floor_ns = nop;
+	c->snap.clock_ns = clk > nop ? (clk - nop) / CALIB_READS : 0;
+}
 
 static int load_error(char *err, size_t len, const char *what, int ret)
 {
@@ -1603,6 +1640,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 
 	/* The probes' own cost; the kernel turns this off when fd closes */
 	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	calibrate(c);
 
 	/* Attach tracepoint handlers */
 	ret = futex_bpf__attach(c->futex);

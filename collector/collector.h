@@ -152,6 +152,8 @@ struct lt_snapshot {
 	uint64_t events_total; /* probe runs, all probes */
 	uint64_t events_delta;
 	double cpu_percent; /* probes' CPU over the interval, % of a core */
+	double probe_floor_ns; /* what the statistics charge an empty probe */
+	double clock_ns; /* one kernel clock read, as a probe pays it */
 	uint64_t lock_entries; /* kernel per-lock map: entries in use */
 	uint64_t lock_capacity; /* ... and its size; drops start when full */
 	struct lt_kind_figures kind_total[LT_KIND_NR];

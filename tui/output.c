@@ -272,6 +272,10 @@ static json_object *probes_json(const struct lt_snapshot *s, bool totals)
 		json_object_new_double(cnt ? (double)ns / (double)cnt : 0));
 	json_object_object_add(o, "cpu_percent",
 			       json_object_new_double(s->cpu_percent));
+	json_object_object_add(o, "floor_ns",
+			       json_object_new_double(s->probe_floor_ns));
+	json_object_object_add(o, "clock_ns",
+			       json_object_new_double(s->clock_ns));
 	json_object_object_add(o, "programs", progs);
 	return o;
 }
