@@ -152,6 +152,9 @@ struct lt_collector {
 	size_t *waited; /* locks with waiters now */
 	size_t n_waited, cap_waited;
 
+	struct lt_site_key *site_keys; /* the sites judged so far */
+	size_t n_sites, cap_sites;
+
 	__u32 *gone; /* processes that ended, sorted */
 	size_t cap_gone;
 
@@ -869,6 +872,85 @@ static int read_parties(struct lt_collector *c)
 			  merge_party);
 }
 
+/* ---- which waits are locks: the call sites ---- */
+
+/* glibc's wait helpers: the caller says what they wait for. */
+static const char *const helper_fns[] = {
+	"futex_abstimed_wait",
+	"futex_wait",
+	"syscall",
+};
+
+static const char *const lock_fns[] = {
+	"mutex", "rwlock", "lll_lock", "lll_clocklock", "spin_lock",
+};
+
+static const char *const event_fns[] = {
+	"cond", "sem_", "barrier", "join", "once", "sigwait", "nanosleep",
+};
+
+static bool name_has(const char *name, const char *const *parts, size_t n,
+		     bool prefix)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (prefix ? !strncmp(name, parts[i], strlen(parts[i])) :
+			     strstr(name, parts[i]) != NULL)
+			return true;
+	return false;
+}
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The verdict on the function at ip in pid; see enum lt_site_verdict. */
+static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
+{
+	struct lt_site v = { .verdict = LT_SITE_VALUE };
+	const char *name;
+	char buf[LT_SYM_LEN];
+	int64_t ra_off;
+
+	/* ip follows the syscall or call instruction: look inside it. */
+	if (!ip ||
+	    !lt_function_at(c->syms, pid, ip - 1, buf, sizeof(buf), &ra_off))
+		return v;
+	name = buf;
+	while (*name == '_')
+		name++;
+	if (name_has(name, helper_fns, N_OF(helper_fns), true)) {
+		if (ra_off >= 0 && ra_off < 4096) {
+			v.verdict = LT_SITE_CALLER;
+			v.ra_off = (__s32)ra_off;
+		}
+	} else if (name_has(name, lock_fns, N_OF(lock_fns), false)) {
+		v.verdict = LT_SITE_LOCK;
+	} else if (name_has(name, event_fns, N_OF(event_fns), false)) {
+		v.verdict = LT_SITE_EVENT;
+	}
+	return v;
+}
+
+/*
+ * Judges the call sites the probes met since the last read. A site's
+ * first waits are classified by value alone; later ones by the verdict.
+ */
+static void judge_sites(struct lt_collector *c)
+{
+	int qfd = bpf_map__fd(c->futex->maps.new_sites);
+	int sfd = bpf_map__fd(c->futex->maps.sites);
+	struct lt_site_key k;
+	struct lt_site v;
+
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &k)) {
+		v = judge_site(c, (pid_t)k.tgid, k.ip);
+		bpf_map_update_elem(sfd, &k, &v, BPF_EXIST);
+		if (!lt_grow((void **)&c->site_keys, &c->cap_sites,
+			     c->n_sites + 1, sizeof(*c->site_keys)))
+			c->site_keys[c->n_sites++] = k;
+	}
+}
+
 /* ---- processes that ended ---- */
 
 static int cmp_u32(const void *a, const void *b)
@@ -916,6 +998,15 @@ static void forget_exited(struct lt_collector *c)
 			continue;
 		bpf_map_delete_elem(sfd, k);
 		bpf_map_delete_elem(wfd, k);
+	}
+	for (i = 0; i < c->n_sites;) {
+		if (is_gone(c->gone, n, c->site_keys[i].tgid)) {
+			bpf_map_delete_elem(bpf_map__fd(c->futex->maps.sites),
+					    &c->site_keys[i]);
+			c->site_keys[i] = c->site_keys[--c->n_sites];
+		} else {
+			i++;
+		}
 	}
 	for (i = 0; i < c->n_party; i++) {
 		const struct lt_party_key *pk = &c->party[i].key;
@@ -1293,6 +1384,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
 
+	judge_sites(c);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(CLOCK_REALTIME, &wall);
 	c->snap.time = ts_sec(&wall);
@@ -1394,6 +1486,11 @@ static void ts_add_ms(struct timespec *ts, unsigned int ms)
 	}
 }
 
+void lt_collector_tend(struct lt_collector *c)
+{
+	judge_sites(c);
+}
+
 int lt_collector_wait(struct lt_collector *c, int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -1412,11 +1509,16 @@ int lt_collector_wait(struct lt_collector *c, int fd)
 			ts_add_ms(&c->deadline, c->interval_ms);
 			return 0;
 		}
-		ret = poll(&pfd, fd >= 0 ? 1 : 0, (int)(left * 1000) + 1);
+		/* New call sites are judged within a tenth of a second, so
+		 * that few of their waits go by value alone. */
+		ret = poll(&pfd, fd >= 0 ? 1 : 0,
+			   left * 1000 > LT_TEND_MS ? LT_TEND_MS :
+						      (int)(left * 1000) + 1);
 		if (ret > 0)
 			return 1;
 		if (ret < 0 && errno != EINTR)
 			return -errno;
+		lt_collector_tend(c);
 	}
 }
 
@@ -1702,6 +1804,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->fstate);
 	free(c->tids);
 	free(c->gone);
+	free(c->site_keys);
 	free(c->party);
 	free(c->side);
 	free(c->live);

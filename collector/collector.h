@@ -201,6 +201,15 @@ int lt_collector_wait(struct lt_collector *c, int fd);
 /* Changes the interval from the next boundary on. */
 void lt_collector_set_interval(struct lt_collector *c, unsigned int ms);
 
+/*
+ * Housekeeping between reads, cheap when there is nothing to do: judges
+ * the futex call sites the probes met since (which function a wait came
+ * from decides whether it is a lock's). Consumers that wait in their own
+ * loop call it about every LT_TEND_MS; lt_collector_wait() does.
+ */
+#define LT_TEND_MS 100
+void lt_collector_tend(struct lt_collector *c);
+
 /* Detaches every probe, restores what it changed, frees everything. */
 void lt_collector_close(struct lt_collector *c);
 

@@ -6,6 +6,7 @@
  * resolved names are cached by the module's build-id, so the same
  * library in many processes is looked up once.
  */
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -182,5 +183,56 @@ bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 		if (!lt_index_add(&s->ix, s->n_syms, s->syms))
 			s->n_syms++;
 	}
+	return true;
+}
+
+/*
+ * The function addr lies in, when a symbol covers it (rather than merely
+ * precedes it, as an exported neighbour does for a library's internal
+ * functions without their debug symbols); and, from the module's CFI,
+ * where a return address lies there: ra_off bytes above the stack
+ * pointer, or -1 when the CFA is not simply the stack pointer plus an
+ * offset. x86-64 only: the return address is the word below the CFA.
+ */
+bool lt_function_at(struct lt_symbolizer *s, pid_t pid, uint64_t addr,
+		    char *name, size_t len, int64_t *ra_off)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	Dwarf_Op *ops;
+	const char *sym;
+	GElf_Off off = 0;
+	GElf_Sym esym;
+	size_t nops;
+	Dwfl *dwfl;
+
+	*ra_off = -1;
+	dwfl = dwfl_of(s, pid);
+	mod = dwfl ? dwfl_addrmodule(dwfl, addr) : NULL;
+	if (!mod)
+		return false;
+	sym = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL);
+	if (!sym || !esym.st_size || off >= esym.st_size)
+		return false;
+	snprintf(name, len, "%s", sym);
+#if defined(__x86_64__)
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi && !dwarf_cfi_addrframe(cfi, addr - bias, &frame)) {
+		if (!dwarf_frame_cfa(frame, &ops, &nops) && nops == 1 &&
+		    ops[0].atom == DW_OP_bregx && ops[0].number == 7 /* rsp */)
+			*ra_off = (int64_t)ops[0].number2 - 8;
+		free(frame);
+	}
+#else
+	(void)frame;
+	(void)bias;
+	(void)cfi;
+	(void)ops;
+	(void)nops;
+#endif
 	return true;
 }

@@ -1425,7 +1425,14 @@ int main(int argc, char **argv)
 	pfd[2].events = POLLIN;
 	for (;;) {
 		int timeout = a.loading ? -1 : ms_until(&a.next_read);
-		int ret = poll(pfd, 3, timeout);
+		int ret;
+
+		if (a.collector && !a.loading &&
+		    (timeout < 0 || timeout > LT_TEND_MS))
+			timeout = LT_TEND_MS;
+		ret = poll(pfd, 3, timeout);
+		if (a.collector && !a.loading)
+			lt_collector_tend(a.collector);
 
 		if (ret < 0 && errno != EINTR) {
 			pmNotifyErr(LOG_ERR, "poll: %s", strerror(errno));

@@ -66,6 +66,21 @@ struct {
 	__type(value, __u64);
 } episode SEC(".maps");
 
+/* Call sites of waits, and the verdicts the collector gave them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_SITES);
+	__type(key, struct lt_site_key);
+	__type(value, struct lt_site);
+} sites SEC(".maps");
+
+/* Sites seen for the first time, for the collector to judge. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_SITES);
+	__type(value, struct lt_site_key);
+} new_sites SEC(".maps");
+
 /* Processes that ended since the collector last looked. */
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
@@ -180,6 +195,54 @@ static __always_inline __u32 classify(__u32 val)
 	return LT_PK_FUTEX_COND;
 }
 
+/* The verdict on a site, or NULL: then it is queued to be judged. */
+static __always_inline struct lt_site *site_of(struct lt_site_key *k)
+{
+	static const struct lt_site fresh;
+	struct lt_site *s = bpf_map_lookup_elem(&sites, k);
+
+	if (!s && !bpf_map_update_elem(&sites, k, &fresh, BPF_NOEXIST))
+		bpf_map_push_elem(&new_sites, k, 0);
+	return s;
+}
+
+/*
+ * A plain wait's kind: the function the syscall came from, when the
+ * collector has judged it, else the value. Shared helpers (glibc's
+ * __futex_abstimed_wait_common serves condition variables and rwlocks
+ * alike) are judged by their caller, whose return address lies at a
+ * fixed offset from the stack pointer there, as the helper's CFI says.
+ */
+static __always_inline __u32 classify_wait(__u32 val, __u32 tgid)
+{
+	__u32 by_value = classify(val);
+#ifdef __TARGET_ARCH_x86
+	struct pt_regs *regs;
+	struct lt_site_key k = { .tgid = tgid };
+	struct lt_site *s;
+	__u64 ra;
+
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	k.ip = BPF_CORE_READ(regs, ip);
+	s = site_of(&k);
+	if (s && s->verdict == LT_SITE_CALLER) {
+		if (bpf_probe_read_user(
+			    &ra, sizeof(ra),
+			    (void *)(BPF_CORE_READ(regs, sp) + s->ra_off)))
+			return by_value;
+		k.ip = ra;
+		s = site_of(&k);
+	}
+	if (s && s->verdict == LT_SITE_LOCK)
+		return LT_PK_FUTEX;
+	if (s && s->verdict == LT_SITE_EVENT)
+		return LT_PK_FUTEX_COND;
+#endif
+	return by_value;
+}
+
+#define LT_PK_BY_SITE 0xff /* wait_begin: classify_wait() decides */
+
 static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 				      __u32 kind, __u32 cmd)
 {
@@ -189,6 +252,8 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 
 	if (!wanted(tgid))
 		return 0;
+	if (kind == LT_PK_BY_SITE)
+		kind = classify_wait(val, tgid);
 	if (kind == LT_PK_FUTEX_PI) {
 		/* The PI word is the owner's TID: read it as we block. */
 		if (bpf_probe_read_user(&val, sizeof(val), (void *)uaddr))
@@ -311,7 +376,7 @@ int lt_futex_enter(struct trace_event_raw_sys_enter *ctx)
 	switch (cmd) {
 	case FUTEX_WAIT:
 	case FUTEX_WAIT_BITSET:
-		return wait_begin(uaddr, val, private, classify(val), cmd);
+		return wait_begin(uaddr, val, private, LT_PK_BY_SITE, cmd);
 	case FUTEX_LOCK_PI:
 	case FUTEX_LOCK_PI2:
 	case FUTEX_TRYLOCK_PI:
@@ -344,7 +409,7 @@ int lt_futex2_wait(struct trace_event_raw_sys_enter *ctx)
 	__u32 val = (__u32)ctx->args[1];
 
 	return wait_begin(ctx->args[0], val, ctx->args[3] & FUTEX2_PRIVATE,
-			  classify(val), FUTEX_WAIT);
+			  LT_PK_BY_SITE, FUTEX_WAIT);
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex_wait")

@@ -13,4 +13,30 @@ enum lt_vma_flags {
 	LT_VMA_STACK = 1 << 3,
 };
 
+#define LT_MAX_SITES 8192 /* call sites of futex waits judged */
+
+/*
+ * A call site of futex waits in one process: the user IP the wait
+ * syscall came from, or a return address one frame up from it.
+ */
+struct lt_site_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ip;
+};
+
+/* What the collector made of a site, from the function it lies in. */
+enum lt_site_verdict {
+	LT_SITE_NEW = 0, /* not judged yet */
+	LT_SITE_VALUE = 1, /* no verdict: the futex value decides */
+	LT_SITE_LOCK = 2, /* a lock's wait: mutex, rwlock */
+	LT_SITE_EVENT = 3, /* an event wait: condvar, semaphore, join */
+	LT_SITE_CALLER = 4, /* a shared helper: judge its caller instead */
+};
+
+struct lt_site {
+	__u32 verdict; /* enum lt_site_verdict */
+	__s32 ra_off; /* LT_SITE_CALLER: the return address is at sp+ra_off */
+};
+
 #endif /* LOCKTOP_PROBES_FUTEX_H */

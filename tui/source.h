@@ -33,6 +33,8 @@ struct source_ops {
 	const struct lt_snapshot *(*read)(struct source *s, bool *end,
 					  char *err, size_t err_len);
 	void (*set_interval)(struct source *s, unsigned int ms);
+	/* Housekeeping between reads, every LT_TEND_MS; may be NULL. */
+	void (*tend)(struct source *s);
 	void (*close)(struct source *s);
 	/* Replays recorded data: no need to wait between reads in batch. */
 	bool recorded;

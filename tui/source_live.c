@@ -59,11 +59,17 @@ static void live_close(struct source *s)
 	free(s);
 }
 
+static void live_tend(struct source *s)
+{
+	lt_collector_tend(s->col);
+}
+
 const struct source_ops source_live = {
 	.name = "live",
 	.open = live_open,
 	.read = live_read,
 	.set_interval = live_set_interval,
+	.tend = live_tend,
 	.close = live_close,
 	.recorded = false,
 	.local = true,
