@@ -75,6 +75,12 @@ struct party_state {
 	uint64_t count, ns; /* summed over CPUs at the last read */
 };
 
+/* A stack unwound as soon as the probes kept it. */
+struct stack_text {
+	struct lt_stack_key key; /* first: the index's key */
+	char *text;
+};
+
 /* One process on one side of one lock: its threads' parties summed. */
 struct side_key {
 	struct lt_lock_key lock;
@@ -179,6 +185,10 @@ struct lt_collector {
 
 	struct lt_symbolizer *syms;
 	bool stacks;
+	struct lt_stack_snap *snap_buf; /* one snapshot, being unwound */
+	struct stack_text *stexts;
+	size_t n_stexts, cap_stexts;
+	struct lt_index stext_ix;
 };
 
 static bool verbose_libbpf;
@@ -1182,33 +1192,106 @@ static int merge_stack(struct lt_collector *c, const void *key,
 	return 0;
 }
 
-/* The lock's worst stack as text, one frame a line. */
-static void show_stack(struct lt_collector *c, struct lock_state *s)
+/*
+ * The frames of a stack: unwound with CFI from the snapshot of its first
+ * wait, or as far as the kernel's frame-pointer walk went (which, in code
+ * without frame pointers, runs into data after the first frame).
+ */
+static int stack_frames(struct lt_collector *c, const struct lt_stack_key *sk,
+			pid_t pid, __u64 *ips)
+{
+	__u32 id = (__u32)sk->stack_id;
+	int n = 0, k;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stack_snaps), sk,
+				 c->snap_buf))
+		n = lt_unwind(c->syms, pid, (const uint64_t *)c->snap_buf->regs,
+			      c->snap_buf->data, c->snap_buf->len,
+			      (uint64_t *)ips, LT_STACK_DEPTH);
+	if (n > 1)
+		return n;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stacks), &id, ips))
+		return 0;
+	for (k = 0; k < LT_STACK_DEPTH && ips[k] >= 0x10000; k++)
+		;
+	return k;
+}
+
+/* A stack as text, one frame a line; NULL if it has no frames. */
+static char *stack_text(struct lt_collector *c, const struct lt_stack_key *sk,
+			pid_t pid)
 {
 	__u64 ips[LT_STACK_DEPTH];
-	__u32 id = (__u32)s->top_stack;
 	size_t len = 0, cap = LT_STACK_DEPTH * (LT_SYM_LEN + 1);
 	char *text, line[LT_SYM_LEN];
-	int k;
+	int k, n;
 
-	if (s->top_stack < 0 || s->top_stack == s->shown_stack)
-		return;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stacks), &id, ips))
-		return;
+	n = stack_frames(c, sk, pid, ips);
+	if (!n)
+		return NULL;
 	text = malloc(cap);
 	if (!text)
-		return;
+		return NULL;
 	text[0] = '\0';
-	for (k = 0; k < LT_STACK_DEPTH && ips[k]; k++) {
-		if (!lt_symbolize(c->syms, s->top_stack_pid, ips[k], line,
-				  sizeof(line)))
+	for (k = 0; k < n; k++) {
+		/* Past a frame nothing can name, the walk is not to be
+		 * trusted: the process is gone, or the frames are data. */
+		if (!lt_symbolize(c->syms, pid, ips[k], line, sizeof(line))) {
+			if (k)
+				break;
 			snprintf(line, sizeof(line), "0x%llx",
 				 (unsigned long long)ips[k]);
+		}
 		len += snprintf(text + len, cap - len, "%s%s", len ? "\n" : "",
 				line);
 		if (len >= cap)
 			break;
 	}
+	return text;
+}
+
+/*
+ * Unwinds the stacks the probes kept since the last look, at once, while
+ * their processes most likely live: a short-lived one may be gone by the
+ * next read, and its modules with it.
+ */
+static void resolve_snaps(struct lt_collector *c)
+{
+	int qfd = bpf_map__fd(c->futex->maps.new_snaps);
+	struct lt_stack_key sk;
+	bool created;
+	ssize_t i;
+
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &sk)) {
+		if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stack_snaps),
+					&sk, c->snap_buf))
+			continue;
+		i = state_of(&c->stext_ix, (void **)&c->stexts, &c->n_stexts,
+			     &c->cap_stexts, sizeof(*c->stexts), &sk,
+			     sizeof(sk), &created);
+		if (i < 0 || !created)
+			continue;
+		c->stexts[i].text =
+			stack_text(c, &sk, (pid_t)c->snap_buf->tgid);
+	}
+}
+
+/* The lock's worst stack as text, one frame a line. */
+static void show_stack(struct lt_collector *c, struct lock_state *s)
+{
+	struct lt_stack_key sk = { .lock = s->key, .stack_id = s->top_stack };
+	ssize_t i;
+	char *text;
+
+	if (s->top_stack < 0 || s->top_stack == s->shown_stack)
+		return;
+	i = lt_index_find(&c->stext_ix, &sk, c->stexts);
+	if (i >= 0 && c->stexts[i].text)
+		text = strdup(c->stexts[i].text);
+	else
+		text = stack_text(c, &sk, s->top_stack_pid);
+	if (!text)
+		return;
 	free(s->stack);
 	s->stack = text;
 	s->shown_stack = s->top_stack;
@@ -1384,7 +1467,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
 
-	judge_sites(c);
+	lt_collector_tend(c);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(CLOCK_REALTIME, &wall);
 	c->snap.time = ts_sec(&wall);
@@ -1489,6 +1572,8 @@ static void ts_add_ms(struct timespec *ts, unsigned int ms)
 void lt_collector_tend(struct lt_collector *c)
 {
 	judge_sites(c);
+	if (c->stacks)
+		resolve_snaps(c);
 }
 
 int lt_collector_wait(struct lt_collector *c, int fd)
@@ -1554,8 +1639,10 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 {
 	static const char *const shared[] = {
-		"stat_map", "parties",	   "inflight", "traced", "comms",
-		"drops",    "thread_lock", "wheres",   "stacks", "lock_stacks"
+		"stat_map", "parties",	   "inflight",	  "traced",
+		"comms",    "drops",	   "thread_lock", "wheres",
+		"stacks",   "lock_stacks", "stack_snaps", "snap_scratch",
+		"new_snaps"
 	};
 	size_t i;
 	int err;
@@ -1657,13 +1744,14 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	c->stats_fd = -1;
 	c->stacks = opts->stacks;
 	c->syms = lt_symbolizer_new();
+	c->snap_buf = malloc(sizeof(*c->snap_buf));
 	c->interval_ms = opts->interval_ms ? opts->interval_ms : 1000;
 	c->ncpus = libbpf_num_possible_cpus();
 	for (i = 0; i < PROBE_NR; i++)
 		snprintf(c->probes[i].name, sizeof(c->probes[i].name), "%s",
 			 probe_names[i]);
 	ret = -ENOMEM;
-	if (c->ncpus <= 0 || !c->syms ||
+	if (c->ncpus <= 0 || !c->syms || !c->snap_buf ||
 	    lt_index_init(&c->lock_ix, sizeof(struct lt_lock_key),
 			  sizeof(struct lock_state)) ||
 	    lt_index_init(&c->proc_ix, sizeof(__u32),
@@ -1675,7 +1763,9 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	    lt_index_init(&c->party_ix, sizeof(struct lt_party_key),
 			  sizeof(struct party_state)) ||
 	    lt_index_init(&c->side_ix, sizeof(struct side_key),
-			  sizeof(struct side_state))) {
+			  sizeof(struct side_state)) ||
+	    lt_index_init(&c->stext_ix, sizeof(struct lt_stack_key),
+			  sizeof(struct stack_text))) {
 		snprintf(err, err_len, "out of memory");
 		goto cleanup;
 	}
@@ -1805,6 +1895,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->tids);
 	free(c->gone);
 	free(c->site_keys);
+	free(c->snap_buf);
 	free(c->party);
 	free(c->side);
 	free(c->live);
@@ -1822,5 +1913,9 @@ void lt_collector_close(struct lt_collector *c)
 	lt_index_free(&c->tid_ix);
 	lt_index_free(&c->party_ix);
 	lt_index_free(&c->side_ix);
+	for (i = 0; i < c->n_stexts; i++)
+		free(c->stexts[i].text);
+	free(c->stexts);
+	lt_index_free(&c->stext_ix);
 	free(c);
 }

@@ -74,6 +74,8 @@ struct lt_symbolizer;
 struct lt_symbolizer *lt_symbolizer_new(void);
 void lt_symbolizer_free(struct lt_symbolizer *s);
 void lt_symbolizer_prune(struct lt_symbolizer *s);
+int lt_unwind(struct lt_symbolizer *s, pid_t pid, const uint64_t *regs,
+	      const void *stack, size_t len, uint64_t *pcs, int max);
 bool lt_function_at(struct lt_symbolizer *s, pid_t pid, uint64_t addr,
 		    char *name, size_t len, int64_t *ra_off);
 /* "func+0x1a (libc.so.6)" for addr in pid; false if it cannot say. */

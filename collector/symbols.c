@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <linux/types.h>
 #include "internal.h"
+#include "common.h"
 
 #define PROC_CACHE 16
 
@@ -24,10 +26,20 @@ struct sym_entry {
 	char text[LT_SYM_LEN];
 };
 
+/* What the unwinder reads: a stack snapshot and its registers. */
+struct unwind_src {
+	pid_t pid;
+	const uint64_t *regs; /* enum lt_snap_reg order */
+	const unsigned char *stack;
+	size_t len;
+};
+
 struct proc_dwfl {
 	pid_t pid;
 	Dwfl *dwfl;
 	unsigned long long used;
+	bool attached; /* unwinding state attached, reading `src` */
+	struct unwind_src src;
 };
 
 struct lt_symbolizer {
@@ -104,6 +116,7 @@ static Dwfl *dwfl_of(struct lt_symbolizer *s, pid_t pid)
 	}
 	if (victim->dwfl)
 		dwfl_end(victim->dwfl);
+	victim->attached = false;
 	victim->dwfl = dwfl_begin(&proc_callbacks);
 	victim->pid = pid;
 	victim->used = s->tick;
@@ -235,4 +248,97 @@ bool lt_function_at(struct lt_symbolizer *s, pid_t pid, uint64_t addr,
 	(void)nops;
 #endif
 	return true;
+}
+
+/* ---- unwinding a snapshot with the modules' CFI ---- */
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct unwind_src *src = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = arg;
+	return src->pid;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			void *arg)
+{
+	struct unwind_src *src = arg;
+	uint64_t sp = src->regs[LT_REG_SP];
+
+	(void)dwfl;
+	if (addr < sp || addr - sp + sizeof(*result) > src->len)
+		return false; /* only the copy: the process may be gone */
+	memcpy(result, src->stack + (addr - sp), sizeof(*result));
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct unwind_src *src = arg;
+	const uint64_t *r = src->regs;
+	/* x86-64 DWARF numbers: 3 rbx, 6 rbp, 7 rsp, 12-15 r12-r15. */
+	Dwarf_Word bx = r[LT_REG_BX], bpsp[2] = { r[LT_REG_BP], r[LT_REG_SP] };
+	Dwarf_Word hi[4] = { r[LT_REG_R12], r[LT_REG_R13], r[LT_REG_R14],
+			     r[LT_REG_R15] };
+
+	dwfl_thread_state_register_pc(thread, r[LT_REG_IP]);
+	return dwfl_thread_state_registers(thread, 3, 1, &bx) &&
+	       dwfl_thread_state_registers(thread, 6, 2, bpsp) &&
+	       dwfl_thread_state_registers(thread, 12, 4, hi);
+}
+
+static const Dwfl_Thread_Callbacks unwind_callbacks = {
+	.next_thread = next_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+struct frames {
+	uint64_t *pcs;
+	int n, max;
+};
+
+static int take_frame(Dwfl_Frame *state, void *arg)
+{
+	struct frames *f = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	/* A return address names the instruction after the call. */
+	f->pcs[f->n++] = activation ? pc : pc - 1;
+	return f->n < f->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int lt_unwind(struct lt_symbolizer *s, pid_t pid, const uint64_t *regs,
+	      const void *stack, size_t len, uint64_t *pcs, int max)
+{
+	struct frames f = { .pcs = pcs, .max = max };
+	struct proc_dwfl *p = NULL;
+	size_t i;
+
+	if (max <= 0 || !dwfl_of(s, pid))
+		return 0;
+	for (i = 0; i < PROC_CACHE; i++)
+		if (s->procs[i].dwfl && s->procs[i].pid == pid)
+			p = &s->procs[i];
+	if (!p)
+		return 0;
+	p->src.pid = pid;
+	p->src.regs = regs;
+	p->src.stack = stack;
+	p->src.len = len;
+	if (!p->attached) {
+		if (!dwfl_attach_state(p->dwfl, NULL, pid, &unwind_callbacks,
+				       &p->src))
+			return 0;
+		p->attached = true;
+	}
+	dwfl_getthread_frames(p->dwfl, pid, take_frame, &f);
+	return f.n;
 }

@@ -93,6 +93,28 @@ struct {
 	__type(value, struct lt_stack_stat);
 } lock_stacks SEC(".maps");
 
+/* The first wait of each (lock, stack): its registers and stack top. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_SNAPS);
+	__type(key, struct lt_stack_key);
+	__type(value, struct lt_stack_snap);
+} stack_snaps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_stack_snap);
+} snap_scratch SEC(".maps");
+
+/* New snapshots, for the collector to unwind while the process lives. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_SNAPS);
+	__type(value, struct lt_stack_key);
+} new_snaps SEC(".maps");
+
 static __always_inline struct file *fd_file(int fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -244,6 +266,47 @@ static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
 }
 
 /*
+ * Keeps the user registers and the top of the user stack of a new
+ * (lock, stack) pair. The kernel's own walk follows frame pointers and
+ * stops at the first frame of code built without them (Debian's glibc);
+ * the collector unwinds this copy with the modules' CFI instead.
+ */
+static __always_inline void snap_stack(const struct lt_stack_key *sk,
+				       __u32 tgid)
+{
+#ifdef __TARGET_ARCH_x86
+	struct lt_stack_snap *sn;
+	struct pt_regs *regs;
+	__u32 zero = 0;
+	__u64 sp;
+
+	sn = bpf_map_lookup_elem(&snap_scratch, &zero);
+	if (!sn)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	sp = BPF_CORE_READ(regs, sp);
+	sn->regs[LT_REG_IP] = BPF_CORE_READ(regs, ip);
+	sn->regs[LT_REG_SP] = sp;
+	sn->regs[LT_REG_BP] = BPF_CORE_READ(regs, bp);
+	sn->regs[LT_REG_BX] = BPF_CORE_READ(regs, bx);
+	sn->regs[LT_REG_R12] = BPF_CORE_READ(regs, r12);
+	sn->regs[LT_REG_R13] = BPF_CORE_READ(regs, r13);
+	sn->regs[LT_REG_R14] = BPF_CORE_READ(regs, r14);
+	sn->regs[LT_REG_R15] = BPF_CORE_READ(regs, r15);
+	sn->tgid = tgid;
+	/* Near the stack's end a full copy faults: keep what there is. */
+	if (!bpf_probe_read_user(sn->data, LT_SNAP_BYTES, (void *)sp))
+		sn->len = LT_SNAP_BYTES;
+	else if (!bpf_probe_read_user(sn->data, LT_SNAP_BYTES / 4, (void *)sp))
+		sn->len = LT_SNAP_BYTES / 4;
+	else
+		sn->len = 0;
+	if (!bpf_map_update_elem(&stack_snaps, sk, sn, BPF_NOEXIST))
+		bpf_map_push_elem(&new_snaps, sk, 0);
+#endif
+}
+
+/*
  * The user stack of a contended wait, from the syscall's exit: the
  * thread is still in the call, so its user registers are the caller's.
  */
@@ -265,6 +328,7 @@ record_stack(void *ctx, const struct lt_lock_key *lock, __u32 tgid, __u64 ns)
 		ss = bpf_map_lookup_elem(&lock_stacks, &sk);
 		if (!ss)
 			return;
+		snap_stack(&sk, tgid);
 	}
 	ss->count++;
 	ss->ns += ns;

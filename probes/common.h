@@ -144,6 +144,34 @@ struct lt_party_rec {
 	struct lt_party_stat sum;
 };
 
+#define LT_SNAP_BYTES 2048 /* user stack kept with a stack's first wait */
+#define LT_MAX_SNAPS 1024
+#define LT_SNAP_REGS 8
+
+/* x86-64: the registers a snapshot keeps, by index. */
+enum lt_snap_reg {
+	LT_REG_IP,
+	LT_REG_SP,
+	LT_REG_BP,
+	LT_REG_BX,
+	LT_REG_R12,
+	LT_REG_R13,
+	LT_REG_R14,
+	LT_REG_R15,
+};
+
+/*
+ * A user stack as it was at a stack's first wait: the registers a CFI
+ * unwinder starts from and the top of the stack, for the collector to
+ * unwind through code built without frame pointers.
+ */
+struct lt_stack_snap {
+	__u64 regs[LT_SNAP_REGS];
+	__u32 len; /* bytes of stack from regs[LT_REG_SP] */
+	__u32 tgid;
+	__u8 data[LT_SNAP_BYTES];
+};
+
 /* A user stack seen waiting on a lock. */
 struct lt_stack_key {
 	struct lt_lock_key lock;

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# --stacks: the stack of a lock's contended waits, unwound through code
+# built without frame pointers (Debian's glibc) from the snapshot the
+# probe keeps, is the caller's whole path, for futex and file locks.
+. "$(dirname "$0")/lib.sh"
+locktop=$1 contend=$2 lockbench=$3
+require_bpf
+
+"$locktop" --batch --json --stacks --delay 0.5 --output "$tmpdir/m.json" -- \
+	"$contend" -t 3 -n 20000 -h 20 >/dev/null || fail "contend failed"
+stack=$(tail -n 1 "$tmpdir/m.json" | jq -r '.locks[0].stack // ""')
+printf 'mutex:\n%s\n' "$stack"
+# The wait in libc, the mutex call, and the program's own thread function.
+grep -q 'lll_lock_wait' <<<"$stack" || fail "no libc wait frame"
+grep -q 'pthread_mutex_lock' <<<"$stack" || fail "no pthread_mutex_lock frame"
+grep -q '^worker+0x[0-9a-f]* (contend)$' <<<"$stack" || fail "no frame in contend's worker"
+
+"$locktop" --batch --json --stacks --delay 0.5 --output "$tmpdir/f.json" -- \
+	"$lockbench" --lock fcntl -n 4 -l 3000 -H 4 --hold-us 50 \
+	--path "$tmpdir/t.tdb" >/dev/null || fail "lockbench failed"
+stack=$(tail -n 1 "$tmpdir/f.json" | jq -r '[.locks[] | select(.kind == "fcntl")][0].stack // ""')
+printf 'fcntl:\n%s\n' "$stack"
+grep -q 'fcntl' <<<"$stack" || fail "no fcntl frame"
+grep -q '^lb_lock_acquire+0x[0-9a-f]* (lockbench)$' <<<"$stack" || fail "no frame in lockbench's acquire"
+grep -q '^main+0x[0-9a-f]* (lockbench)$' <<<"$stack" || fail "the unwind stopped before main"
+echo PASS
