@@ -96,6 +96,7 @@ struct {
 /* The first wait of each (lock, stack): its registers and stack top. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only with --stacks */
 	__uint(max_entries, LT_MAX_SNAPS);
 	__type(key, struct lt_stack_key);
 	__type(value, struct lt_stack_snap);
@@ -265,6 +266,13 @@ static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
 	ps->touched = epoch;
 }
 
+static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
+		       void *data)
+{
+	*(__u64 *)data = vma->vm_end;
+	return 0;
+}
+
 /*
  * Keeps the user registers and the top of the user stack of a new
  * (lock, stack) pair. The kernel's own walk follows frame pointers and
@@ -277,8 +285,8 @@ static __always_inline void snap_stack(const struct lt_stack_key *sk,
 #ifdef __TARGET_ARCH_x86
 	struct lt_stack_snap *sn;
 	struct pt_regs *regs;
+	__u64 sp, end, len;
 	__u32 zero = 0;
-	__u64 sp;
 
 	sn = bpf_map_lookup_elem(&snap_scratch, &zero);
 	if (!sn)
@@ -294,13 +302,16 @@ static __always_inline void snap_stack(const struct lt_stack_key *sk,
 	sn->regs[LT_REG_R14] = BPF_CORE_READ(regs, r14);
 	sn->regs[LT_REG_R15] = BPF_CORE_READ(regs, r15);
 	sn->tgid = tgid;
-	/* Near the stack's end a full copy faults: keep what there is. */
-	if (!bpf_probe_read_user(sn->data, LT_SNAP_BYTES, (void *)sp))
-		sn->len = LT_SNAP_BYTES;
-	else if (!bpf_probe_read_user(sn->data, LT_SNAP_BYTES / 4, (void *)sp))
-		sn->len = LT_SNAP_BYTES / 4;
-	else
-		sn->len = 0;
+	/* Up to the end of the stack's mapping: past it a copy faults. */
+	end = sp;
+	bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end_cb, &end, 0);
+	len = end > sp ? end - sp : 0;
+	if (len > LT_SNAP_BYTES)
+		len = LT_SNAP_BYTES;
+	len &= 2 * LT_SNAP_BYTES - 1; /* the verifier's bound, a no-op */
+	sn->len = 0;
+	if (len && !bpf_probe_read_user(sn->data, len, (void *)sp))
+		sn->len = len;
 	if (!bpf_map_update_elem(&stack_snaps, sk, sn, BPF_NOEXIST))
 		bpf_map_push_elem(&new_snaps, sk, 0);
 #endif

@@ -144,7 +144,7 @@ struct lt_party_rec {
 	struct lt_party_stat sum;
 };
 
-#define LT_SNAP_BYTES 2048 /* user stack kept with a stack's first wait */
+#define LT_SNAP_BYTES 8192 /* user stack kept with a stack's first wait */
 #define LT_MAX_SNAPS 1024
 #define LT_SNAP_REGS 8
 

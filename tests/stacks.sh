@@ -16,7 +16,7 @@ grep -q 'pthread_mutex_lock' <<<"$stack" || fail "no pthread_mutex_lock frame"
 grep -q '^worker+0x[0-9a-f]* (contend)$' <<<"$stack" || fail "no frame in contend's worker"
 
 "$locktop" --batch --json --stacks --delay 0.5 --output "$tmpdir/f.json" -- \
-	"$lockbench" --lock fcntl -n 4 -l 3000 -H 4 --hold-us 50 \
+	"$lockbench" --lock fcntl -n 4 -l 6000 -H 4 --hold-us 50 \
 	--path "$tmpdir/t.tdb" >/dev/null || fail "lockbench failed"
 stack=$(tail -n 1 "$tmpdir/f.json" | jq -r '[.locks[] | select(.kind == "fcntl")][0].stack // ""')
 printf 'fcntl:\n%s\n' "$stack"
