@@ -121,7 +121,10 @@ struct lt_collector {
 	struct reader_bpf *reader; /* the map readers */
 	const struct lt_lock_rec *lock_out; /* their output, mapped */
 	const struct lt_party_rec *party_out;
-	int stats_fd; /* holds kernel.bpf_stats_enabled on */
+	int stats_fd; /* holds kernel.bpf_stats_enabled on: a window */
+	uint64_t win_cnt[PROBE_NR], win_ns[PROBE_NR]; /* at its start */
+	uint64_t stat_reads; /* reads so far, for the windows' cadence */
+	uint64_t win_opened; /* when the open window opened */
 	int ncpus;
 	unsigned int interval_ms;
 	struct timespec opened, last_read, deadline;
@@ -1393,11 +1396,12 @@ static int merge_file(struct lt_collector *c, const void *key,
 
 /* ---- cost ---- */
 
-static void prog_cost(struct bpf_object *obj, struct lt_probe_cost *pc)
+/* What the kernel's statistics say of obj's programs, summed. */
+static void prog_stats(struct bpf_object *obj, uint64_t *cnt, uint64_t *ns)
 {
 	struct bpf_program *prog;
-	uint64_t cnt = 0, ns = 0;
 
+	*cnt = *ns = 0;
 	bpf_object__for_each_program(prog, obj) {
 		struct bpf_prog_info info = { 0 };
 		__u32 len = sizeof(info);
@@ -1405,32 +1409,108 @@ static void prog_cost(struct bpf_object *obj, struct lt_probe_cost *pc)
 
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
-		cnt += info.run_cnt;
-		ns += info.run_time_ns;
+		*cnt += info.run_cnt;
+		*ns += info.run_time_ns;
 	}
-	pc->delta_cnt = diff(cnt, pc->run_cnt);
-	pc->delta_ns = diff(ns, pc->run_ns);
-	pc->run_cnt = cnt;
-	pc->run_ns = ns;
+}
+
+/* The runs each probe object counted, summed over CPUs. */
+static void read_runs(struct lt_collector *c, uint64_t *runs)
+{
+	int fd = bpf_map__fd(c->futex->maps.runs);
+	__u64 *v = calloc((size_t)c->ncpus, sizeof(*v));
+	__u32 k;
+	int cpu;
+
+	for (k = 0; k < LT_OBJ_NR; k++) {
+		runs[k] = 0;
+		if (!v || bpf_map_lookup_elem(fd, &k, v))
+			continue;
+		for (cpu = 0; cpu < c->ncpus; cpu++)
+			runs[k] += v[cpu];
+	}
+	free(v);
+}
+
+/*
+ * The statistics' sampling windows. One opens when the probes load and
+ * then at every LT_STATS_EVERYth read; it closes once it has measured
+ * runs for LT_STATS_WINDOW_MS (at the next tend or read), so the
+ * statistics are on about one percent of the time. The kernel keeps them
+ * on while anyone holds a descriptor; closing ours restores what was.
+ */
+static void window_open(struct lt_collector *c)
+{
+	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
+					      c->fileio->obj };
+	size_t i;
+
+	if (c->stats_fd < 0)
+		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (c->stats_fd < 0)
+		return;
+	for (i = 0; i < PROBE_NR; i++)
+		prog_stats(objs[i], &c->win_cnt[i], &c->win_ns[i]);
+	c->win_opened = mono_ns();
+}
+
+/* Takes what the open window measured and closes it, once it has some. */
+static void window_close(struct lt_collector *c)
+{
+	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
+					      c->fileio->obj };
+	uint64_t cnt[PROBE_NR], ns[PROBE_NR];
+	bool ran = false;
+	size_t i;
+
+	if (c->stats_fd < 0)
+		return;
+	for (i = 0; i < PROBE_NR; i++) {
+		prog_stats(objs[i], &cnt[i], &ns[i]);
+		ran |= cnt[i] > c->win_cnt[i];
+	}
+	if (!ran)
+		return; /* nothing ran yet: measure the first that does */
+	for (i = 0; i < PROBE_NR; i++) {
+		struct lt_probe_cost *pc = &c->probes[i];
+
+		if (cnt[i] <= c->win_cnt[i])
+			continue;
+		pc->ns_per_run = (double)(ns[i] - c->win_ns[i]) /
+				 (double)(cnt[i] - c->win_cnt[i]);
+		pc->sampled_cnt += cnt[i] - c->win_cnt[i];
+		pc->sampled_ns += ns[i] - c->win_ns[i];
+	}
+	close(c->stats_fd);
+	c->stats_fd = -1;
 }
 
 static void read_cost(struct lt_collector *c)
 {
-	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
-	uint64_t ns = 0;
+	uint64_t runs[LT_OBJ_NR], ns_total = 0;
 	size_t i;
 
+	window_close(c);
+	read_runs(c, runs);
 	c->snap.events_delta = 0;
 	c->snap.events_total = 0;
 	for (i = 0; i < PROBE_NR; i++) {
-		prog_cost(objs[i], &c->probes[i]);
-		c->snap.events_delta += c->probes[i].delta_cnt;
-		c->snap.events_total += c->probes[i].run_cnt;
-		ns += c->probes[i].delta_ns;
+		struct lt_probe_cost *pc = &c->probes[i];
+
+		pc->delta_cnt = diff(runs[i], pc->run_cnt);
+		pc->run_cnt = runs[i];
+		pc->delta_ns =
+			(uint64_t)((double)pc->delta_cnt * pc->ns_per_run);
+		pc->run_ns += pc->delta_ns;
+		c->snap.events_delta += pc->delta_cnt;
+		c->snap.events_total += pc->run_cnt;
+		ns_total += pc->delta_ns;
 	}
-	c->snap.cpu_percent =
-		c->snap.interval_s > 0 ? ns / (c->snap.interval_s * 1e7) : 0;
+	c->snap.cpu_percent = c->snap.interval_s > 0 ?
+				      ns_total / (c->snap.interval_s * 1e7) :
+				      0;
+	if (++c->stat_reads % LT_STATS_EVERY == 0 && c->stats_fd < 0)
+		window_open(c);
 }
 
 static uint64_t read_drops(struct lt_collector *c)
@@ -1571,6 +1651,9 @@ static void ts_add_ms(struct timespec *ts, unsigned int ms)
 
 void lt_collector_tend(struct lt_collector *c)
 {
+	if (c->stats_fd >= 0 &&
+	    mono_ns() - c->win_opened >= LT_STATS_WINDOW_MS * 1000000ULL)
+		window_close(c);
 	judge_sites(c);
 	if (c->stacks)
 		resolve_snaps(c);
@@ -1639,10 +1722,10 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 {
 	static const char *const shared[] = {
-		"stat_map", "parties",	   "inflight",	  "traced",
-		"comms",    "drops",	   "thread_lock", "wheres",
-		"stacks",   "lock_stacks", "stack_snaps", "snap_scratch",
-		"new_snaps"
+		"stat_map",  "parties",	    "inflight",	   "traced",
+		"comms",     "drops",	    "thread_lock", "wheres",
+		"stacks",    "lock_stacks", "stack_snaps", "snap_scratch",
+		"new_snaps", "runs"
 	};
 	size_t i;
 	int err;
@@ -1662,11 +1745,12 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 	return 0;
 }
 
-#define SET_TARGETS(skel, opts)                                   \
+#define SET_TARGETS(skel, opts, obj)                              \
 	do {                                                      \
 		(skel)->rodata->targ_filter = (opts)->n_pids > 0; \
 		(skel)->rodata->targ_self = getpid();             \
 		(skel)->rodata->targ_stacks = (opts)->stacks;     \
+		(skel)->rodata->targ_obj = (obj);                 \
 	} while (0)
 
 #define CALIB_RUNS 300
@@ -1781,10 +1865,10 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 			 strerror(errno));
 		goto cleanup;
 	}
-	SET_TARGETS(c->futex, opts);
-	SET_TARGETS(c->filelock, opts);
-	SET_TARGETS(c->fileio, opts);
-	SET_TARGETS(c->reader, opts);
+	SET_TARGETS(c->futex, opts, LT_OBJ_FUTEX);
+	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK);
+	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO);
+	SET_TARGETS(c->reader, opts, LT_OBJ_NR);
 	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
 
 	/* Load & verify: the futex object first, it owns the shared maps */
@@ -1830,9 +1914,12 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 			goto cleanup;
 	}
 
-	/* The probes' own cost; the kernel turns this off when fd closes */
+	/* The probes' own cost: the first interval is a sampling window
+	 * (see read_cost()); the kernel turns the statistics off when the
+	 * last descriptor closes. */
 	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	calibrate(c);
+	window_open(c);
 
 	/* Attach tracepoint handlers */
 	ret = futex_bpf__attach(c->futex);

@@ -122,13 +122,27 @@ struct lt_file {
 };
 
 /* The probes' own cost, from the kernel's BPF statistics. */
+/*
+ * One probe object's cost. Runs are counted by the probes themselves,
+ * always. Time per run comes from the kernel's BPF statistics, which the
+ * collector turns on only in sampling windows (one when the probes load,
+ * then one every LT_STATS_EVERY reads, each LT_STATS_WINDOW_MS of runs):
+ * they cost every BPF program on the host two clock reads a run. run_ns
+ * and delta_ns are runs times the cost per run of the latest window.
+ */
 struct lt_probe_cost {
 	char name[32];
 	uint64_t run_cnt; /* total */
 	uint64_t run_ns;
 	uint64_t delta_cnt; /* during the interval */
 	uint64_t delta_ns;
+	double ns_per_run; /* measured in the latest window, 0 before one */
+	uint64_t sampled_cnt; /* runs the statistics measured, all windows */
+	uint64_t sampled_ns;
 };
+
+#define LT_STATS_EVERY 10 /* reads between two sampling windows */
+#define LT_STATS_WINDOW_MS 100 /* how long one stays open, at least */
 
 /* A cycle in the wait-for graph: each member waits on the next. */
 struct lt_deadlock {

@@ -13,6 +13,7 @@
 const volatile bool targ_filter = false; /* only the `traced` set */
 const volatile __u32 targ_self = 0; /* our own tgid, never traced */
 const volatile bool targ_stacks = false; /* record stacks of waits */
+const volatile __u32 targ_obj = 0; /* enum lt_probe_obj: which this is */
 
 /* Advanced by the collector once per interval; see struct lt_lock_stat. */
 __u64 epoch = 0;
@@ -61,6 +62,19 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
+
+/*
+ * Runs of each probe object's programs, counted by the programs. The
+ * kernel's statistics count runs only while they are on, and the
+ * collector turns them on only in sampling windows: they cost every BPF
+ * program on the host two clock reads a run.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LT_OBJ_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} runs SEC(".maps");
 
 /* How to name each lock; see struct lt_where. */
 struct {
@@ -129,6 +143,15 @@ static __always_inline struct file *fd_file(int fd)
 		return NULL;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
+}
+
+static __always_inline void count_run(void)
+{
+	__u32 k = targ_obj;
+	__u64 *n = bpf_map_lookup_elem(&runs, &k);
+
+	if (n)
+		(*n)++;
 }
 
 static __always_inline void count_drop(__u32 reason)

@@ -70,6 +70,14 @@ struct lt_thread_locks {
 	__u32 pad;
 };
 
+/* The probe objects, indexing the per-CPU `runs` array. */
+enum lt_probe_obj {
+	LT_OBJ_FUTEX = 0,
+	LT_OBJ_FILELOCK,
+	LT_OBJ_FILEIO,
+	LT_OBJ_NR,
+};
+
 /* Why an event could not be counted. Indexes the per-CPU `drops` array. */
 enum lt_drop_reason {
 	LT_DROP_LOCKS_FULL = 0, /* the per-lock map was full */

@@ -134,11 +134,13 @@ out:
 	SEC("tracepoint/syscalls/sys_enter_" #name)             \
 	int lt_##name(struct trace_event_raw_sys_enter *ctx)    \
 	{                                                       \
+		count_run();                                    \
 		return io_begin((int)ctx->args[0], write);      \
 	}                                                       \
 	SEC("tracepoint/syscalls/sys_exit_" #name)              \
 	int lt_##name##_x(struct trace_event_raw_sys_exit *ctx) \
 	{                                                       \
+		count_run();                                    \
 		return io_end(ctx->ret);                        \
 	}
 

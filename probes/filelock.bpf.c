@@ -461,12 +461,14 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 SEC("tp_btf/posix_lock_inode")
 int BPF_PROG(lt_posix_lock, struct inode *inode, struct file_lock *fl, int ret)
 {
+	count_run();
 	return on_lock_inode(ctx, inode, fl, ret, LT_PK_FCNTL);
 }
 
 SEC("tp_btf/flock_lock_inode")
 int BPF_PROG(lt_flock_lock, struct inode *inode, struct file_lock *fl, int ret)
 {
+	count_run();
 	return on_lock_inode(ctx, inode, fl, ret, LT_PK_FLOCK);
 }
 
@@ -497,12 +499,14 @@ static __always_inline int lock_call_end(long ret)
 SEC("tp_btf/fcntl_setlk")
 int BPF_PROG(lt_fcntl_setlk, struct inode *inode, struct file_lock *fl, int ret)
 {
+	count_run();
 	return lock_call_end(ret);
 }
 
 SEC("tracepoint/syscalls/sys_exit_flock")
 int lt_flock_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	count_run();
 	return lock_call_end(ctx->ret);
 }
 

@@ -367,6 +367,7 @@ static __always_inline int wake(__u64 uaddr, bool private)
 SEC("tracepoint/syscalls/sys_enter_futex")
 int lt_futex_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	count_run();
 	int op = (int)ctx->args[1];
 	int cmd = op & FUTEX_CMD_MASK;
 	bool private = op & FUTEX_PRIVATE_FLAG;
@@ -399,6 +400,7 @@ int lt_futex_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex")
 int lt_futex_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	count_run();
 	return wait_end(ctx, ctx->ret);
 }
 
@@ -406,6 +408,7 @@ int lt_futex_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_futex_wait")
 int lt_futex2_wait(struct trace_event_raw_sys_enter *ctx)
 {
+	count_run();
 	__u32 val = (__u32)ctx->args[1];
 
 	return wait_begin(ctx->args[0], val, ctx->args[3] & FUTEX2_PRIVATE,
@@ -415,6 +418,7 @@ int lt_futex2_wait(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex_wait")
 int lt_futex2_wait_x(struct trace_event_raw_sys_exit *ctx)
 {
+	count_run();
 	return wait_end(ctx, ctx->ret);
 }
 
@@ -422,6 +426,7 @@ int lt_futex2_wait_x(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_futex_waitv")
 int lt_futex_waitv(struct trace_event_raw_sys_enter *ctx)
 {
+	count_run();
 	struct futex_waitv first;
 
 	if (bpf_probe_read_user(&first, sizeof(first), (void *)ctx->args[0]))
@@ -434,6 +439,7 @@ int lt_futex_waitv(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex_waitv")
 int lt_futex_waitv_x(struct trace_event_raw_sys_exit *ctx)
 {
+	count_run();
 	return wait_end(ctx, ctx->ret);
 }
 
@@ -441,6 +447,7 @@ int lt_futex_waitv_x(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_futex_wake")
 int lt_futex2_wake(struct trace_event_raw_sys_enter *ctx)
 {
+	count_run();
 	return wake(ctx->args[0], ctx->args[3] & FUTEX2_PRIVATE);
 }
 
@@ -448,6 +455,7 @@ int lt_futex2_wake(struct trace_event_raw_sys_enter *ctx)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 {
+	count_run();
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	__u8 one = 1;
 
@@ -470,6 +478,7 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 {
+	count_run();
 	__u32 tid = task->pid, tgid = task->tgid;
 
 	bpf_map_delete_elem(&inflight, &tid);
