@@ -58,11 +58,13 @@ struct {
 /*
  * The lock address a thread waited on since it last woke anyone: its
  * waits until its own unlock (a wake) are one contended acquisition.
+ * Task storage: no hashing and no bucket lock on the wait path, and it
+ * goes with the thread.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, __u64);
 } episode SEC(".maps");
 
@@ -217,6 +219,9 @@ static __always_inline __u32 classify_wait(__u32 val, __u32 tgid)
 {
 	__u32 by_value = classify(val);
 #ifdef __TARGET_ARCH_x86
+	/* An owner's TID with FUTEX_WAITERS is a lock word whoever waits. */
+	if (val != 2 && by_value == LT_PK_FUTEX)
+		return by_value;
 	struct pt_regs *regs;
 	struct lt_site_key k = { .tgid = tgid };
 	struct lt_site *s;
@@ -264,10 +269,10 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 		in.flags |= IF_ROBUST;
 	}
 	identify(uaddr, tgid, private, kind, &in.lock);
-	in.ts = bpf_ktime_get_ns();
 	in.tgid = tgid;
 	in.cmd = cmd;
 	in.uaddr = uaddr;
+	in.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY))
 		count_drop(LT_DROP_START_FULL);
 	return 0;
@@ -311,10 +316,12 @@ static __always_inline int wait_end(void *ctx, long ret)
 
 	if (in->lock.kind != LT_PK_FUTEX_COND) {
 		/* Waits until this thread's own unlock are one acquisition. */
-		ep = bpf_map_lookup_elem(&episode, &tid);
+		ep = bpf_task_storage_get(&episode, bpf_get_current_task_btf(),
+					  NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!ep || *ep != uaddr) {
 			st->contended++;
-			bpf_map_update_elem(&episode, &tid, &uaddr, BPF_ANY);
+			if (ep)
+				*ep = uaddr;
 		}
 		if (in->holder) {
 			st->last_holder = in->holder;
@@ -339,9 +346,10 @@ static __always_inline int wake(__u64 uaddr, bool private)
 
 	if (!wanted(tgid))
 		return 0;
-	ep = bpf_map_lookup_elem(&episode, &tid);
+	ep = bpf_task_storage_get(&episode, bpf_get_current_task_btf(), NULL,
+				  0);
 	if (ep && *ep == uaddr)
-		bpf_map_delete_elem(&episode, &tid);
+		*ep = 0;
 
 	/* Only locks someone has waited on have an entry to credit. */
 	identify(uaddr, tgid, private, LT_PK_FUTEX, &key);
@@ -367,13 +375,13 @@ static __always_inline int wake(__u64 uaddr, bool private)
 SEC("tracepoint/syscalls/sys_enter_futex")
 int lt_futex_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	count_run();
 	int op = (int)ctx->args[1];
 	int cmd = op & FUTEX_CMD_MASK;
 	bool private = op & FUTEX_PRIVATE_FLAG;
 	__u64 uaddr = ctx->args[0];
 	__u32 val = (__u32)ctx->args[2];
 
+	count_run();
 	switch (cmd) {
 	case FUTEX_WAIT:
 	case FUTEX_WAIT_BITSET:
@@ -408,9 +416,9 @@ int lt_futex_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_futex_wait")
 int lt_futex2_wait(struct trace_event_raw_sys_enter *ctx)
 {
-	count_run();
 	__u32 val = (__u32)ctx->args[1];
 
+	count_run();
 	return wait_begin(ctx->args[0], val, ctx->args[3] & FUTEX2_PRIVATE,
 			  LT_PK_BY_SITE, FUTEX_WAIT);
 }
@@ -426,9 +434,9 @@ int lt_futex2_wait_x(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_futex_waitv")
 int lt_futex_waitv(struct trace_event_raw_sys_enter *ctx)
 {
-	count_run();
 	struct futex_waitv first;
 
+	count_run();
 	if (bpf_probe_read_user(&first, sizeof(first), (void *)ctx->args[0]))
 		return 0;
 	return wait_begin(first.uaddr, (__u32)first.val,
@@ -455,10 +463,10 @@ int lt_futex2_wake(struct trace_event_raw_sys_enter *ctx)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 {
-	count_run();
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	__u8 one = 1;
 
+	count_run();
 	if (!targ_filter || ptgid == ctgid)
 		return 0;
 	if (!bpf_map_lookup_elem(&traced, &ptgid))
@@ -478,11 +486,10 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 {
-	count_run();
 	__u32 tid = task->pid, tgid = task->tgid;
 
+	count_run();
 	bpf_map_delete_elem(&inflight, &tid);
-	bpf_map_delete_elem(&episode, &tid);
 	if (!group_dead)
 		return 0;
 	if (targ_filter)
