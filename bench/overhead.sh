@@ -42,7 +42,9 @@ start_tracer() {
 		esac
 		sleep 0.1
 	done
-	sleep 0.5
+	# Steady state: locktop's first sampling window of the kernel's
+	# BPF statistics (at most a second) is over.
+	sleep 1.2
 }
 
 stop_tracer() {

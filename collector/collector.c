@@ -123,6 +123,7 @@ struct lt_collector {
 	const struct lt_party_rec *party_out;
 	int stats_fd; /* holds kernel.bpf_stats_enabled on: a window */
 	uint64_t win_cnt[PROBE_NR], win_ns[PROBE_NR]; /* at its start */
+	uint64_t closed_cnt[PROBE_NR], closed_ns[PROBE_NR]; /* past windows */
 	uint64_t stat_reads; /* reads so far, for the windows' cadence */
 	uint64_t win_opened; /* when the open window opened */
 	int ncpus;
@@ -1434,10 +1435,11 @@ static void read_runs(struct lt_collector *c, uint64_t *runs)
 
 /*
  * The statistics' sampling windows. One opens when the probes load and
- * then at every LT_STATS_EVERYth read; it closes once it has measured
- * runs for LT_STATS_WINDOW_MS (at the next tend or read), so the
- * statistics are on about one percent of the time. The kernel keeps them
- * on while anyone holds a descriptor; closing ours restores what was.
+ * then at every LT_STATS_EVERYth read. It closes once every probe object
+ * that ran meanwhile was measured over LT_STATS_MIN_RUNS runs, after
+ * LT_STATS_WINDOW_MS at least and a second at most, so the statistics
+ * are on a few percent of the time. The kernel keeps them on while
+ * anyone holds a descriptor; closing ours restores what was there.
  */
 static void window_open(struct lt_collector *c)
 {
@@ -1454,33 +1456,61 @@ static void window_open(struct lt_collector *c)
 	c->win_opened = mono_ns();
 }
 
-/* Takes what the open window measured and closes it, once it has some. */
+/*
+ * What the open window measured so far becomes each object's cost per
+ * run; when the window closes (final), it joins the sampled totals.
+ */
+static void window_take(struct lt_collector *c, bool final)
+{
+	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
+					      c->fileio->obj };
+	uint64_t cnt, ns;
+	size_t i;
+
+	for (i = 0; i < PROBE_NR; i++) {
+		struct lt_probe_cost *pc = &c->probes[i];
+
+		prog_stats(objs[i], &cnt, &ns);
+		if (cnt <= c->win_cnt[i])
+			continue;
+		cnt -= c->win_cnt[i];
+		ns -= c->win_ns[i];
+		pc->ns_per_run = (double)ns / (double)cnt;
+		pc->sampled_cnt = c->closed_cnt[i] + cnt;
+		pc->sampled_ns = c->closed_ns[i] + ns;
+		if (final) {
+			c->closed_cnt[i] += cnt;
+			c->closed_ns[i] += ns;
+		}
+	}
+}
+
+/*
+ * Closes the open window once it has measured runs for a while: a run
+ * that is the first of many is a cold one, so the window waits until
+ * each active probe object has LT_STATS_MIN_RUNS measured runs, or a
+ * second has passed.
+ */
 static void window_close(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
 					      c->fileio->obj };
-	uint64_t cnt[PROBE_NR], ns[PROBE_NR];
-	bool ran = false;
+	uint64_t age = mono_ns() - c->win_opened, cnt, ns, measured;
+	bool ran = false, enough = true;
 	size_t i;
 
-	if (c->stats_fd < 0)
+	if (c->stats_fd < 0 || age < LT_STATS_WINDOW_MS * 1000000ULL)
 		return;
 	for (i = 0; i < PROBE_NR; i++) {
-		prog_stats(objs[i], &cnt[i], &ns[i]);
-		ran |= cnt[i] > c->win_cnt[i];
+		prog_stats(objs[i], &cnt, &ns);
+		measured = cnt - c->win_cnt[i];
+		ran |= measured > 0;
+		if (measured && measured < LT_STATS_MIN_RUNS)
+			enough = false;
 	}
-	if (!ran)
-		return; /* nothing ran yet: measure the first that does */
-	for (i = 0; i < PROBE_NR; i++) {
-		struct lt_probe_cost *pc = &c->probes[i];
-
-		if (cnt[i] <= c->win_cnt[i])
-			continue;
-		pc->ns_per_run = (double)(ns[i] - c->win_ns[i]) /
-				 (double)(cnt[i] - c->win_cnt[i]);
-		pc->sampled_cnt += cnt[i] - c->win_cnt[i];
-		pc->sampled_ns += ns[i] - c->win_ns[i];
-	}
+	if (!ran || (!enough && age < 1000000000ULL))
+		return;
+	window_take(c, true);
 	close(c->stats_fd);
 	c->stats_fd = -1;
 }
@@ -1490,6 +1520,8 @@ static void read_cost(struct lt_collector *c)
 	uint64_t runs[LT_OBJ_NR], ns_total = 0;
 	size_t i;
 
+	if (c->stats_fd >= 0)
+		window_take(c, false); /* the best figure so far */
 	window_close(c);
 	read_runs(c, runs);
 	c->snap.events_delta = 0;
@@ -1651,9 +1683,7 @@ static void ts_add_ms(struct timespec *ts, unsigned int ms)
 
 void lt_collector_tend(struct lt_collector *c)
 {
-	if (c->stats_fd >= 0 &&
-	    mono_ns() - c->win_opened >= LT_STATS_WINDOW_MS * 1000000ULL)
-		window_close(c);
+	window_close(c);
 	judge_sites(c);
 	if (c->stacks)
 		resolve_snaps(c);

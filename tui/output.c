@@ -263,6 +263,11 @@ static json_object *probes_json(const struct lt_snapshot *s, bool totals)
 				       json_object_new_string(p->name));
 		json_object_object_add(po, "runs", j_u64(c));
 		json_object_object_add(po, "run_ns", j_u64(n));
+		json_object_object_add(po, "ns_per_run",
+				       json_object_new_double(p->ns_per_run));
+		json_object_object_add(po, "sampled_runs",
+				       j_u64(p->sampled_cnt));
+		json_object_object_add(po, "sampled_ns", j_u64(p->sampled_ns));
 		json_object_array_add(progs, po);
 	}
 	json_object_object_add(
