@@ -126,6 +126,7 @@ struct lt_collector {
 	uint64_t closed_cnt[PROBE_NR], closed_ns[PROBE_NR]; /* past windows */
 	uint64_t stat_reads; /* reads so far, for the windows' cadence */
 	uint64_t win_opened; /* when the open window opened */
+	uint64_t win_closed; /* when the last one closed */
 	int ncpus;
 	unsigned int interval_ms;
 	struct timespec opened, last_read, deadline;
@@ -1435,10 +1436,10 @@ static void read_runs(struct lt_collector *c, uint64_t *runs)
 
 /*
  * The statistics' sampling windows. One opens when the probes load and
- * then at every LT_STATS_EVERYth read. It closes once every probe object
- * that ran meanwhile was measured over LT_STATS_MIN_RUNS runs, after
- * LT_STATS_WINDOW_MS at least and a second at most, so the statistics
- * are on a few percent of the time. The kernel keeps them on while
+ * then at every LT_STATS_EVERYth read, LT_STATS_GAP_S after the last at
+ * the earliest. It closes once it measured enough runs (see
+ * window_close()), after LT_STATS_WINDOW_MS at least and a second at
+ * most, so the statistics are on a few percent of the time. The kernel keeps them on while
  * anyone holds a descriptor; closing ours restores what was there.
  */
 static void window_open(struct lt_collector *c)
@@ -1487,32 +1488,30 @@ static void window_take(struct lt_collector *c, bool final)
 
 /*
  * Closes the open window once it has measured runs for a while: a run
- * that is the first of many is a cold one, so the window waits until
- * each active probe object has LT_STATS_MIN_RUNS measured runs, or a
- * second has passed.
+ * that is the first of many is a cold one, so the window waits until the
+ * busiest probe object has LT_STATS_MIN_RUNS measured runs, or a second
+ * has passed. The others are measured on what they did meanwhile.
  */
 static void window_close(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
 					      c->fileio->obj };
-	uint64_t age = mono_ns() - c->win_opened, cnt, ns, measured;
-	bool ran = false, enough = true;
+	uint64_t age = mono_ns() - c->win_opened, cnt, ns, most = 0;
 	size_t i;
 
 	if (c->stats_fd < 0 || age < LT_STATS_WINDOW_MS * 1000000ULL)
 		return;
 	for (i = 0; i < PROBE_NR; i++) {
 		prog_stats(objs[i], &cnt, &ns);
-		measured = cnt - c->win_cnt[i];
-		ran |= measured > 0;
-		if (measured && measured < LT_STATS_MIN_RUNS)
-			enough = false;
+		if (cnt - c->win_cnt[i] > most)
+			most = cnt - c->win_cnt[i];
 	}
-	if (!ran || (!enough && age < 1000000000ULL))
+	if (!most || (most < LT_STATS_MIN_RUNS && age < 1000000000ULL))
 		return;
 	window_take(c, true);
 	close(c->stats_fd);
 	c->stats_fd = -1;
+	c->win_closed = mono_ns();
 }
 
 static void read_cost(struct lt_collector *c)
@@ -1541,7 +1540,9 @@ static void read_cost(struct lt_collector *c)
 	c->snap.cpu_percent = c->snap.interval_s > 0 ?
 				      ns_total / (c->snap.interval_s * 1e7) :
 				      0;
-	if (++c->stat_reads % LT_STATS_EVERY == 0 && c->stats_fd < 0)
+	/* Every LT_STATS_EVERY reads, and LT_STATS_GAP_S after the last. */
+	if (++c->stat_reads % LT_STATS_EVERY == 0 && c->stats_fd < 0 &&
+	    mono_ns() - c->win_closed >= LT_STATS_GAP_S * 1000000000ULL)
 		window_open(c);
 }
 

@@ -126,8 +126,8 @@ struct lt_file {
  * One probe object's cost. Runs are counted by the probes themselves,
  * always. Time per run comes from the kernel's BPF statistics, which the
  * collector turns on only in sampling windows (one when the probes load,
- * then one every LT_STATS_EVERY reads, each until it measured enough
- * runs of every active probe, from LT_STATS_WINDOW_MS to a second):
+ * then one every LT_STATS_EVERY reads and LT_STATS_GAP_S, each until it
+ * measured enough warm runs, from LT_STATS_WINDOW_MS to a second):
  * they cost every BPF program on the host two clock reads a run. run_ns
  * and delta_ns are runs times the cost per run of the latest window.
  */
@@ -144,7 +144,8 @@ struct lt_probe_cost {
 
 #define LT_STATS_EVERY 10 /* reads between two sampling windows */
 #define LT_STATS_WINDOW_MS 100 /* how long one stays open, at least */
-#define LT_STATS_MIN_RUNS 1000 /* runs it measures of each active probe */
+#define LT_STATS_MIN_RUNS 1000 /* runs it measures of the busiest probe */
+#define LT_STATS_GAP_S 5 /* seconds between two windows, at least */
 
 /* A cycle in the wait-for graph: each member waits on the next. */
 struct lt_deadlock {
