@@ -18,7 +18,9 @@ entries=$(jq .lock_entries <<<"$final")
 peak=$(jq -s 'map(.lock_entries) | max' "$tmpdir/lt.json")
 echo "waits $seen of $((n * generations)), drops $drops, kernel entries peak $peak, at the end $entries"
 [ "$drops" -eq 0 ] || fail "$drops events dropped"
-[ "$seen" -eq $((n * generations)) ] || fail "waits went missing"
+# The shell that runs them may wait on a futex or two of its own.
+[ "$seen" -ge $((n * generations)) ] || fail "waits went missing"
+[ "$seen" -le $((n * generations + 100)) ] || fail "more waits than made"
 [ "$peak" -lt 16384 ] || fail "the dead were not dropped from the map"
 [ "$entries" -lt 100 ] || fail "$entries entries left after every process ended"
 echo PASS
