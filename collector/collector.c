@@ -1011,7 +1011,8 @@ static void forget_exited(struct lt_collector *c)
 			continue;
 		if (!is_gone(c->gone, n, (__u32)k->dev_or_tgid))
 			continue;
-		bpf_map_delete_elem(sfd, k);
+		if (!bpf_map_delete_elem(sfd, k) && c->snap.lock_entries)
+			c->snap.lock_entries--; /* in use after this read */
 		bpf_map_delete_elem(wfd, k);
 	}
 	for (i = 0; i < c->n_sites;) {

@@ -7,20 +7,20 @@
 locktop=$1 manylocks=$2
 require_bpf
 
-n=8000 generations=3
+# Each pair of generations fits in the map, all three do not; the pauses
+# leave the collector a read (or several) between two generations.
+n=7000 generations=3
 "$locktop" --batch --json --all --delay 0.3 --output "$tmpdir/lt.json" -- \
-	bash -c "for g in \$(seq $generations); do \"$manylocks\" $n >/dev/null; sleep 1; done" ||
+	bash -c "for g in \$(seq $generations); do \"$manylocks\" $n >/dev/null; sleep 3; done" ||
 	fail "locktop or manylocks failed"
 final=$(tail -n 1 "$tmpdir/lt.json")
 seen=$(jq '[.locks[] | .waits] | add // 0' <<<"$final")
 drops=$(jq .drops <<<"$final")
 entries=$(jq .lock_entries <<<"$final")
-peak=$(jq -s 'map(.lock_entries) | max' "$tmpdir/lt.json")
-echo "waits $seen of $((n * generations)), drops $drops, kernel entries peak $peak, at the end $entries"
+echo "waits $seen of $((n * generations)), drops $drops, kernel entries at the end $entries"
 [ "$drops" -eq 0 ] || fail "$drops events dropped"
 # The shell that runs them may wait on a futex or two of its own.
 [ "$seen" -ge $((n * generations)) ] || fail "waits went missing"
 [ "$seen" -le $((n * generations + 100)) ] || fail "more waits than made"
-[ "$peak" -lt 16384 ] || fail "the dead were not dropped from the map"
 [ "$entries" -lt 100 ] || fail "$entries entries left after every process ended"
 echo PASS
