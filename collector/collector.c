@@ -166,8 +166,8 @@ struct lt_collector {
 	struct lt_site_key *site_keys; /* the sites judged so far */
 	size_t n_sites, cap_sites;
 
-	__u32 *gone; /* processes that ended, sorted */
-	size_t cap_gone;
+	__u32 *gone; /* processes that ended before this read, sorted */
+	size_t n_gone, cap_gone;
 
 	struct tid_entry *tids; /* TID -> process, for holders */
 	size_t n_tids, cap_tids;
@@ -985,24 +985,35 @@ static bool is_gone(const __u32 *gone, size_t n, __u32 tgid)
  * private locks and their parties, after this read took their last
  * figures. Our rows keep the totals; a PID that comes back starts anew.
  */
-static void forget_exited(struct lt_collector *c)
+/*
+ * The processes that ended before this read began: its walk of the maps
+ * sees all they ever did, so they can go once it is done. One that ends
+ * during the walk waits for the next read.
+ */
+static void take_exited(struct lt_collector *c)
 {
 	int qfd = bpf_map__fd(c->futex->maps.exited);
+	__u32 tgid;
+
+	c->n_gone = 0;
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &tgid)) {
+		if (lt_grow((void **)&c->gone, &c->cap_gone, c->n_gone + 1,
+			    sizeof(*c->gone)))
+			break;
+		c->gone[c->n_gone++] = tgid;
+	}
+	qsort(c->gone, c->n_gone, sizeof(*c->gone), cmp_u32);
+}
+
+static void forget_exited(struct lt_collector *c)
+{
 	int sfd = bpf_map__fd(c->futex->maps.stat_map);
 	int wfd = bpf_map__fd(c->futex->maps.wheres);
 	int pfd = bpf_map__fd(c->futex->maps.parties);
-	size_t i, n = 0;
-	__u32 tgid;
+	size_t i, n = c->n_gone;
 
-	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &tgid)) {
-		if (lt_grow((void **)&c->gone, &c->cap_gone, n + 1,
-			    sizeof(*c->gone)))
-			break;
-		c->gone[n++] = tgid;
-	}
 	if (!n)
 		return;
-	qsort(c->gone, n, sizeof(*c->gone), cmp_u32);
 	for (i = 0; i < c->n_locks; i++) {
 		const struct lt_lock_key *k = &c->lstate[i].key;
 
@@ -1581,6 +1592,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
 
+	take_exited(c);
 	lt_collector_tend(c);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(CLOCK_REALTIME, &wall);
