@@ -1002,7 +1002,8 @@ static void take_exited(struct lt_collector *c)
 			break;
 		c->gone[c->n_gone++] = tgid;
 	}
-	qsort(c->gone, c->n_gone, sizeof(*c->gone), cmp_u32);
+	if (c->n_gone)
+		qsort(c->gone, c->n_gone, sizeof(*c->gone), cmp_u32);
 }
 
 static void forget_exited(struct lt_collector *c)
