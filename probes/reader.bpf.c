@@ -84,6 +84,8 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 	visited++;
 	/* An idle lock costs a look at each CPU's stamp, nothing more. */
 	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		if (cpu == this_cpu)
+			continue; /* `here` is this CPU's, checked above */
 		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
 		touched = v && v->touched >= since;
 	}
@@ -127,6 +129,8 @@ static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 	struct lt_party_rec *rec;
 
 	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		if (cpu == this_cpu)
+			continue; /* `here` is this CPU's, checked above */
 		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
 		touched = v && v->touched >= since;
 	}
