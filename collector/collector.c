@@ -121,6 +121,7 @@ struct lt_collector {
 	struct reader_bpf *reader; /* the map readers */
 	const struct lt_lock_rec *lock_out; /* their output, mapped */
 	const struct lt_party_rec *party_out;
+	const struct lt_inflight *wait_out;
 	int stats_fd; /* holds kernel.bpf_stats_enabled on: a window */
 	uint64_t win_cnt[PROBE_NR], win_ns[PROBE_NR]; /* at its start */
 	uint64_t closed_cnt[PROBE_NR], closed_ns[PROBE_NR]; /* past windows */
@@ -1054,15 +1055,13 @@ static void forget_exited(struct lt_collector *c)
 
 /* ---- in-flight waits: waiters now, the wait-for graph ---- */
 
-static int merge_inflight(struct lt_collector *c, const void *key,
-			  const void *value)
+static int merge_inflight(struct lt_collector *c, const void *rec)
 {
-	const struct lt_inflight *in = value;
+	const struct lt_inflight *in = rec;
 	uint64_t now = mono_ns();
 	struct lt_lock *l;
 	ssize_t i;
 
-	(void)key;
 	if (!in->ts || (in->lock.kind >= LT_PK_FCNTL &&
 			in->lock.kind <= LT_PK_FLOCK && !in->lock.ino))
 		return 0; /* a file lock call not yet inside the lock code */
@@ -1172,9 +1171,9 @@ static int read_inflight(struct lt_collector *c)
 	}
 	c->n_waited = 0;
 	c->n_edges = 0;
-	err = for_each_entry(c, bpf_map__fd(c->futex->maps.inflight),
-			     sizeof(__u32), sizeof(struct lt_inflight), false,
-			     merge_inflight, NULL);
+	err = run_reader(c, c->reader->progs.lt_read_waits, c->wait_out,
+			 sizeof(*c->wait_out), &c->reader->bss->n_waits,
+			 merge_inflight);
 	if (err)
 		return err;
 	find_cycles(c);
@@ -1767,10 +1766,10 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 {
 	static const char *const shared[] = {
-		"stat_map",  "parties",	    "inflight",	   "traced",
-		"comms",     "drops",	    "thread_lock", "wheres",
-		"stacks",    "lock_stacks", "stack_snaps", "snap_scratch",
-		"new_snaps", "runs"
+		"stat_map",    "parties",     "threads",      "traced",
+		"comms",       "drops",	      "wheres",	      "stacks",
+		"lock_stacks", "stack_snaps", "snap_scratch", "new_snaps",
+		"runs"
 	};
 	size_t i;
 	int err;
@@ -1945,7 +1944,8 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	}
 	c->lock_out = map_out(c->reader->maps.lock_out);
 	c->party_out = map_out(c->reader->maps.party_out);
-	if (!c->lock_out || !c->party_out) {
+	c->wait_out = map_out(c->reader->maps.wait_out);
+	if (!c->lock_out || !c->party_out || !c->wait_out) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot map the readers' output: %s",
 			 strerror(errno));
@@ -2005,6 +2005,7 @@ void lt_collector_close(struct lt_collector *c)
 	if (c->reader) {
 		unmap_out(c->reader->maps.lock_out, c->lock_out);
 		unmap_out(c->reader->maps.party_out, c->party_out);
+		unmap_out(c->reader->maps.wait_out, c->wait_out);
 	}
 	reader_bpf__destroy(c->reader);
 	fileio_bpf__destroy(c->fileio);

@@ -33,13 +33,13 @@ struct {
 	__type(value, struct lt_party_stat);
 } parties SEC(".maps");
 
-/* The wait each thread is in, if any. A thread is in one syscall. */
+/* Each thread's wait, held file locks and futex identities. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct lt_inflight);
-} inflight SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lt_thread);
+} threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -84,14 +84,6 @@ struct {
 	__type(value, struct lt_where);
 } wheres SEC(".maps");
 
-/* The file locks each thread holds, for I/O under lock. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct lt_thread_locks);
-} thread_lock SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, LT_MAX_STACKS);
@@ -116,11 +108,17 @@ struct {
 	__type(value, struct lt_stack_snap);
 } stack_snaps SEC(".maps");
 
+/* A snapshot being taken, with room for a page copied past its end. */
+struct snap_scratch {
+	struct lt_stack_snap snap;
+	__u8 slack[LT_PAGE];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct lt_stack_snap);
+	__type(value, struct snap_scratch);
 } snap_scratch SEC(".maps");
 
 /* New snapshots, for the collector to unwind while the process lives. */
@@ -143,6 +141,14 @@ static __always_inline struct file *fd_file(int fd)
 		return NULL;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
+}
+
+/* The current thread's state; created when create is set. */
+static __always_inline struct lt_thread *this_thread(bool create)
+{
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE :
+					     0);
 }
 
 static __always_inline void count_run(void)
@@ -306,14 +312,16 @@ static __always_inline void snap_stack(const struct lt_stack_key *sk,
 				       __u32 tgid)
 {
 #ifdef __TARGET_ARCH_x86
+	struct snap_scratch *sc;
 	struct lt_stack_snap *sn;
 	struct pt_regs *regs;
-	__u64 sp, end, len;
-	__u32 zero = 0;
+	__u64 sp, end, len, off, piece;
+	__u32 zero = 0, i;
 
-	sn = bpf_map_lookup_elem(&snap_scratch, &zero);
-	if (!sn)
+	sc = bpf_map_lookup_elem(&snap_scratch, &zero);
+	if (!sc)
 		return;
+	sn = &sc->snap;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	sp = BPF_CORE_READ(regs, sp);
 	sn->regs[LT_REG_IP] = BPF_CORE_READ(regs, ip);
@@ -331,10 +339,27 @@ static __always_inline void snap_stack(const struct lt_stack_key *sk,
 	len = end > sp ? end - sp : 0;
 	if (len > LT_SNAP_BYTES)
 		len = LT_SNAP_BYTES;
-	len &= 2 * LT_SNAP_BYTES - 1; /* the verifier's bound, a no-op */
-	sn->len = 0;
-	if (len && !bpf_probe_read_user(sn->data, len, (void *)sp))
-		sn->len = len;
+	/*
+	 * Page by page, up to the first page that is not there: the gap
+	 * the kernel leaves at random above a main thread's first frame
+	 * may never have been touched, and a copy that meets it fails.
+	 */
+	off = 0;
+	for (i = 0; i < LT_SNAP_BYTES / LT_PAGE + 1 && off < len; i++) {
+		piece = LT_PAGE - ((sp + off) & (LT_PAGE - 1));
+		if (piece > len - off)
+			piece = len - off;
+		/* The verifier's bounds: off < LT_SNAP_BYTES, piece <= a
+		 * page, inside the slack past the data. No-ops. */
+		off &= LT_SNAP_BYTES - 1;
+		piece &= 2 * LT_PAGE - 1;
+		if (piece > LT_PAGE || !piece ||
+		    bpf_probe_read_user(&sn->data[off], piece,
+					(void *)(sp + off)))
+			break;
+		off += piece;
+	}
+	sn->len = off;
 	if (!bpf_map_update_elem(&stack_snaps, sk, sn, BPF_NOEXIST))
 		bpf_map_push_elem(&new_snaps, sk, 0);
 #endif

@@ -81,7 +81,7 @@ enum lt_probe_obj {
 /* Why an event could not be counted. Indexes the per-CPU `drops` array. */
 enum lt_drop_reason {
 	LT_DROP_LOCKS_FULL = 0, /* the per-lock map was full */
-	LT_DROP_START_FULL, /* the in-flight wait map was full */
+	LT_DROP_START_FULL, /* a wait's start could not be kept */
 	LT_DROP_TRACED_FULL, /* a child could not join the traced set */
 	LT_DROP_PARTIES_FULL, /* a holder or waiter could not be credited */
 	LT_DROP_HELD_FULL, /* a granted file lock could not be timed */
@@ -153,6 +153,7 @@ struct lt_party_rec {
 };
 
 #define LT_SNAP_BYTES 8192 /* user stack kept with a stack's first wait */
+#define LT_PAGE 4096
 #define LT_MAX_SNAPS 1024
 #define LT_SNAP_REGS 8
 
@@ -195,12 +196,38 @@ struct lt_stack_stat {
 /* A wait in flight, readable by the collector (waiters now, wait-for). */
 struct lt_inflight {
 	struct lt_lock_key lock;
-	__u64 ts;
+	__u64 ts; /* 0: no wait */
 	__u32 holder; /* tid of the holder, if known */
 	__u32 tgid;
 	__u32 cmd; /* probe-specific operation */
 	__u32 flags;
 	__u64 uaddr; /* futex: the word's address */
+};
+
+#define LT_IDENT_CACHE 4
+
+/* A futex word's identity as one thread last saw it. */
+struct lt_ident {
+	__u64 uaddr;
+	__u64 dev_or_tgid;
+	__u64 ino;
+	__u64 start;
+	__u32 shared;
+	__u32 kind; /* of its latest wait: where its wakes look first */
+};
+
+/*
+ * What the probes keep per thread, in task storage: no hashing and no
+ * bucket lock on the hot paths, and it goes with the thread. The
+ * collector's reader walks the threads for the waits in flight.
+ */
+struct lt_thread {
+	struct lt_inflight wait;
+	struct lt_thread_locks held; /* file locks held, innermost last */
+	__u64 episode; /* futex: address waited on since the last wake */
+	__u32 ident_next; /* the cache slot to replace next */
+	__u32 pad;
+	struct lt_ident ident[LT_IDENT_CACHE]; /* futex identities seen */
 };
 
 #endif /* LOCKTOP_PROBES_COMMON_H */

@@ -78,6 +78,7 @@ static __always_inline int io_end(long ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
 	struct lt_thread_locks *tl;
+	struct lt_thread *th;
 	struct lt_lock_stat *ls;
 	__u32 top;
 	struct lt_file_stat *fs;
@@ -114,8 +115,8 @@ static __always_inline int io_end(long ret)
 	fs->io_ns += delta;
 	fs->hist[log2_slot(delta)]++;
 
-	tl = bpf_task_storage_get(&thread_lock, bpf_get_current_task_btf(),
-				  NULL, 0);
+	th = this_thread(false);
+	tl = th ? &th->held : NULL;
 	if (tl && tl->n) {
 		fs->io_under_lock_ns += delta;
 		top = tl->n - 1;

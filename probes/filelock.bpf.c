@@ -14,9 +14,9 @@
  * it.
  *
  * fcntl locks always enter the kernel, so this path stays lean: no
- * syscall tracepoint on fcntl, a call's wait lives in task storage (no
- * hashing, no bucket lock), and only a call that blocks is published
- * where the collector can see it.
+ * syscall tracepoint on fcntl, and a call's wait lives in the thread's
+ * storage (no hashing, no bucket lock), where the collector's reader
+ * finds it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,9 +41,6 @@
 #define NR_FCNTL 72
 #define NR_FLOCK 73
 
-/* lt_inflight.flags */
-#define IF_PUBLISHED 32 /* also in `inflight`, for the collector */
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LT_MAX_OWNERS);
@@ -51,27 +48,22 @@ struct {
 	__type(value, struct lt_owner_locks);
 } owned SEC(".maps");
 
-/* The wait each thread is in: ts is 0 when it is in none. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct lt_inflight);
-} calls SEC(".maps");
-
 static __always_inline bool is_setlk(long cmd)
 {
 	return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK ||
 	       cmd == F_OFD_SETLKW;
 }
 
-static __always_inline struct lt_inflight *waiting_call(void)
+static __always_inline bool file_kind(__u32 kind)
 {
-	struct lt_inflight *call;
+	return kind == LT_PK_FCNTL || kind == LT_PK_OFD || kind == LT_PK_FLOCK;
+}
 
-	call = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
-				    0);
-	return call && call->ts ? call : NULL;
+/* The thread's file lock wait in progress, or NULL. */
+static __always_inline struct lt_inflight *waiting_call(struct lt_thread *th)
+{
+	return th && th->wait.ts && file_kind(th->wait.lock.kind) ? &th->wait :
+								    NULL;
 }
 
 /* The user registers of the syscall the current thread is in. */
@@ -147,15 +139,15 @@ static __always_inline bool same_lock(const struct lt_lock_key *a,
 }
 
 /* The innermost lock is the one I/O is charged to. */
-static __always_inline void push_thread_lock(const struct lt_lock_key *lock)
+static __always_inline void push_thread_lock(struct lt_thread *th,
+					     const struct lt_lock_key *lock)
 {
 	struct lt_thread_locks *tl;
 	__u32 n;
 
-	tl = bpf_task_storage_get(&thread_lock, bpf_get_current_task_btf(),
-				  NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!tl)
+	if (!th)
 		return;
+	tl = &th->held;
 	n = tl->n;
 	if (n < LT_HELD_DEPTH) {
 		tl->keys[n] = *lock;
@@ -170,13 +162,13 @@ static __always_inline void push_thread_lock(const struct lt_lock_key *lock)
  */
 static __always_inline void forget_thread_lock(const struct lt_lock_key *lock)
 {
+	struct lt_thread *th = this_thread(false);
 	struct lt_thread_locks *tl;
 	__u32 i, j, n;
 
-	tl = bpf_task_storage_get(&thread_lock, bpf_get_current_task_btf(),
-				  NULL, 0);
-	if (!tl)
+	if (!th)
 		return;
+	tl = &th->held;
 	n = tl->n < LT_HELD_DEPTH ? tl->n : LT_HELD_DEPTH;
 	for (i = 0; i < LT_HELD_DEPTH && i < n; i++) {
 		if (!same_lock(&tl->keys[i], lock))
@@ -269,7 +261,8 @@ static __always_inline bool may_merge(const struct lt_owner_locks *ol,
 }
 
 /* Starts timing the hold of a granted range. */
-static __always_inline void hold(struct lt_owner_locks *ol,
+static __always_inline void hold(struct lt_thread *th,
+				 struct lt_owner_locks *ol,
 				 const struct lt_lock_key *lock, __u32 tid,
 				 __u64 now)
 {
@@ -289,7 +282,7 @@ static __always_inline void hold(struct lt_owner_locks *ol,
 	ol->r[n].tid = tid;
 	ol->r[n].kind = lock->kind;
 	ol->n = n + 1;
-	push_thread_lock(lock);
+	push_thread_lock(th, lock);
 }
 
 static __always_inline void name_lock(const struct lt_lock_key *lock,
@@ -323,39 +316,28 @@ lock_stat(const struct lt_lock_key *lock, struct file_lock *fl, __u32 tgid)
 
 /* The call will sleep: its wait starts now, unless it already had. */
 static __always_inline void deferred(const struct lt_lock_key *lock,
-				     struct file_lock *fl, __u32 tid,
-				     __u32 tgid, __u32 holder)
+				     struct file_lock *fl, __u32 tgid,
+				     __u32 holder)
 {
+	struct lt_thread *th = this_thread(true);
 	struct lt_inflight *call;
 
-	call = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!call) {
+	if (!th) {
 		count_drop(LT_DROP_START_FULL);
 		return;
 	}
-	if (!call->ts) {
-		lock_stat(lock, fl, tgid); /* named while the file is at hand */
-		call->lock = *lock;
-		call->ts = bpf_ktime_get_ns();
-		call->tgid = tgid;
-		call->flags = 0;
-	}
+	call = &th->wait;
 	/* Woken, it tries again and may sleep behind another holder. */
 	call->holder = holder;
-	if (bpf_map_update_elem(&inflight, &tid, call, BPF_ANY))
-		count_drop(LT_DROP_START_FULL);
-	else
-		call->flags |= IF_PUBLISHED;
-}
-
-/* The wait, if any, is over: take it back from the collector's view. */
-static __always_inline void end_wait(struct lt_inflight *call, __u32 tid)
-{
-	if (call->flags & IF_PUBLISHED)
-		bpf_map_delete_elem(&inflight, &tid);
-	call->ts = 0;
+	if (call->ts && file_kind(call->lock.kind))
+		return;
+	lock_stat(lock, fl, tgid); /* named while the file is at hand */
+	call->lock = *lock;
+	call->tgid = tgid;
 	call->flags = 0;
+	call->uaddr = 0;
+	/* Last: the reader takes a stamp as a whole wait. */
+	call->ts = bpf_ktime_get_ns();
 }
 
 static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
@@ -367,7 +349,8 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 		.dev = lock->dev_or_tgid,
 		.ino = lock->ino,
 	};
-	struct lt_inflight *call = waiting_call();
+	struct lt_thread *th = this_thread(true);
+	struct lt_inflight *call = waiting_call(th);
 	struct lt_owner_locks *ol = owner_locks(&ok, true);
 	struct lt_lock_stat *st;
 	__u64 now = bpf_ktime_get_ns(), delta;
@@ -398,9 +381,9 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 		}
 	}
 	if (call)
-		end_wait(call, tid);
+		call->ts = 0;
 	if (ol)
-		hold(ol, lock, tid, now);
+		hold(th, ol, lock, tid, now);
 }
 
 static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
@@ -442,7 +425,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 		/* A conflict is found before any merge: the range is the
 		 * request's. */
 		blocker = fl->c.flc_blocker;
-		deferred(&lock, fl, tid, tgid, blocker ? blocker->flc_pid : 0);
+		deferred(&lock, fl, tgid, blocker ? blocker->flc_pid : 0);
 		return 0;
 	}
 	if (ret != -EAGAIN && ret != -EACCES && ret != -EDEADLK)
@@ -479,8 +462,7 @@ int BPF_PROG(lt_flock_lock, struct inode *inode, struct file_lock *fl, int ret)
  */
 static __always_inline int lock_call_end(long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct lt_inflight *call = waiting_call();
+	struct lt_inflight *call = waiting_call(this_thread(false));
 	struct lt_lock_stat *st;
 
 	if (!call)
@@ -492,7 +474,7 @@ static __always_inline int lock_call_end(long ret)
 			add_wait(st, bpf_ktime_get_ns() - call->ts);
 		}
 	}
-	end_wait(call, tid);
+	call->ts = 0;
 	return 0;
 }
 

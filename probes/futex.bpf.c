@@ -48,25 +48,15 @@ struct ident_key {
 	__u32 pad;
 };
 
+/* Per process: a word shared by every process is an entry in each. */
+#define LT_MAX_IDENTS (4 * LT_MAX_LOCKS)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, LT_MAX_LOCKS);
+	__uint(max_entries, LT_MAX_IDENTS);
 	__type(key, struct ident_key);
 	__type(value, struct lt_lock_key);
 } ident SEC(".maps");
-
-/*
- * The lock address a thread waited on since it last woke anyone: its
- * waits until its own unlock (a wake) are one contended acquisition.
- * Task storage: no hashing and no bucket lock on the wait path, and it
- * goes with the thread.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
-} episode SEC(".maps");
 
 /* Call sites of waits, and the verdicts the collector gave them. */
 struct {
@@ -124,19 +114,47 @@ static long where_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* The thread's cached identity of the word at uaddr, or NULL. */
+static __always_inline struct lt_ident *cached_ident(struct lt_thread *th,
+						     __u64 uaddr)
+{
+	__u32 i;
+
+	for (i = 0; i < LT_IDENT_CACHE; i++)
+		if (th->ident[i].uaddr == uaddr)
+			return &th->ident[i];
+	return NULL;
+}
+
 /*
  * A private futex is (process, address). A shared one is where it lives
  * in its file or shmem object, the same in every process that maps it.
+ * The thread keeps the last few it saw, so a wake after a wait on the
+ * same word, or a word used again and again, looks nothing up. Returns
+ * the cache slot, or NULL when th is.
  */
-static __always_inline bool identify(__u64 uaddr, __u32 tgid, bool private,
-				     __u32 kind, struct lt_lock_key *key)
+static __always_inline struct lt_ident *identify(struct lt_thread *th,
+						 __u64 uaddr, __u32 tgid,
+						 bool private, __u32 kind,
+						 struct lt_lock_key *key)
 {
 	struct ident_key ik = { .uaddr = uaddr, .tgid = tgid };
 	struct where_ctx ctx = { .addr = uaddr };
 	struct lt_lock_key *known;
+	struct lt_ident *c = NULL;
 
 	__builtin_memset(key, 0, sizeof(*key));
 	key->kind = kind;
+	if (th && uaddr) {
+		c = cached_ident(th, uaddr);
+		if (c) {
+			key->dev_or_tgid = c->dev_or_tgid;
+			key->ino = c->ino;
+			key->start = c->start;
+			key->shared = c->shared;
+			return c;
+		}
+	}
 	if (!private) {
 		known = bpf_map_lookup_elem(&ident, &ik);
 		if (known) {
@@ -144,26 +162,36 @@ static __always_inline bool identify(__u64 uaddr, __u32 tgid, bool private,
 			key->ino = known->ino;
 			key->start = known->start;
 			key->shared = known->shared;
-			return true;
-		}
-		if (!bpf_find_vma(bpf_get_current_task_btf(), uaddr, where_cb,
-				  &ctx, 0) &&
-		    (ctx.w.flags & (LT_VMA_FILE | LT_VMA_SHARED)) ==
-			    (LT_VMA_FILE | LT_VMA_SHARED)) {
-			key->dev_or_tgid = ctx.w.dev;
-			key->ino = ctx.w.ino;
-			key->start = ctx.w.offset;
-			key->shared = 1;
 		} else {
-			key->dev_or_tgid = tgid;
-			key->start = uaddr;
+			if (!bpf_find_vma(bpf_get_current_task_btf(), uaddr,
+					  where_cb, &ctx, 0) &&
+			    (ctx.w.flags & (LT_VMA_FILE | LT_VMA_SHARED)) ==
+				    (LT_VMA_FILE | LT_VMA_SHARED)) {
+				key->dev_or_tgid = ctx.w.dev;
+				key->ino = ctx.w.ino;
+				key->start = ctx.w.offset;
+				key->shared = 1;
+			} else {
+				key->dev_or_tgid = tgid;
+				key->start = uaddr;
+			}
+			bpf_map_update_elem(&ident, &ik, key, BPF_ANY);
 		}
-		bpf_map_update_elem(&ident, &ik, key, BPF_ANY);
-		return true;
+	} else {
+		key->dev_or_tgid = tgid;
+		key->start = uaddr;
 	}
-	key->dev_or_tgid = tgid;
-	key->start = uaddr;
-	return true;
+	if (!th || !uaddr)
+		return NULL;
+	c = &th->ident[th->ident_next & (LT_IDENT_CACHE - 1)];
+	th->ident_next++;
+	c->uaddr = uaddr;
+	c->dev_or_tgid = key->dev_or_tgid;
+	c->ino = key->ino;
+	c->start = key->start;
+	c->shared = key->shared;
+	c->kind = kind;
+	return c;
 }
 
 /* Names the lock while its process surely lives. */
@@ -248,49 +276,68 @@ static __always_inline __u32 classify_wait(__u32 val, __u32 tgid)
 
 #define LT_PK_BY_SITE 0xff /* wait_begin: classify_wait() decides */
 
+static __always_inline bool futex_kind(__u32 kind)
+{
+	return kind == LT_PK_FUTEX || kind == LT_PK_FUTEX_PI ||
+	       kind == LT_PK_FUTEX_COND;
+}
+
 static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 				      __u32 kind, __u32 cmd)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct lt_inflight in = {};
+	__u32 tgid = id >> 32;
+	struct lt_inflight *in;
+	struct lt_thread *th;
+	struct lt_ident *c;
+	__u32 holder = 0, flags = 0;
 
 	if (!wanted(tgid))
 		return 0;
+	th = this_thread(true);
+	if (!th) {
+		count_drop(LT_DROP_START_FULL);
+		return 0;
+	}
 	if (kind == LT_PK_BY_SITE)
 		kind = classify_wait(val, tgid);
 	if (kind == LT_PK_FUTEX_PI) {
 		/* The PI word is the owner's TID: read it as we block. */
 		if (bpf_probe_read_user(&val, sizeof(val), (void *)uaddr))
 			val = 0;
-		in.holder = val & FUTEX_TID_MASK;
+		holder = val & FUTEX_TID_MASK;
 	} else if (kind == LT_PK_FUTEX && val != 2) {
-		in.holder = val & FUTEX_TID_MASK;
-		in.flags |= IF_ROBUST;
+		holder = val & FUTEX_TID_MASK;
+		flags |= IF_ROBUST;
 	}
-	identify(uaddr, tgid, private, kind, &in.lock);
-	in.tgid = tgid;
-	in.cmd = cmd;
-	in.uaddr = uaddr;
-	in.ts = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY))
-		count_drop(LT_DROP_START_FULL);
+	in = &th->wait;
+	c = identify(th, uaddr, tgid, private, kind, &in->lock);
+	if (c)
+		c->kind = kind;
+	in->holder = holder;
+	in->flags = flags;
+	in->tgid = tgid;
+	in->cmd = cmd;
+	in->uaddr = uaddr;
+	/* Last: the reader takes a stamp as a whole wait. */
+	in->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
 static __always_inline int wait_end(void *ctx, long ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_inflight *in;
 	struct lt_lock_stat *st;
-	__u64 delta, uaddr, *ep;
+	struct lt_thread *th;
+	__u64 delta, uaddr;
 	bool created;
 	__u32 word;
 
-	in = bpf_map_lookup_elem(&inflight, &tid);
-	if (!in)
+	th = this_thread(false);
+	if (!th || !th->wait.ts || !futex_kind(th->wait.lock.kind))
 		return 0;
+	in = &th->wait;
 	delta = bpf_ktime_get_ns() - in->ts;
 	uaddr = in->uaddr;
 	st = stat_of(&in->lock, &created);
@@ -316,12 +363,9 @@ static __always_inline int wait_end(void *ctx, long ret)
 
 	if (in->lock.kind != LT_PK_FUTEX_COND) {
 		/* Waits until this thread's own unlock are one acquisition. */
-		ep = bpf_task_storage_get(&episode, bpf_get_current_task_btf(),
-					  NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!ep || *ep != uaddr) {
+		if (th->episode != uaddr) {
 			st->contended++;
-			if (ep)
-				*ep = uaddr;
+			th->episode = uaddr;
 		}
 		if (in->holder) {
 			st->last_holder = in->holder;
@@ -331,39 +375,45 @@ static __always_inline int wait_end(void *ctx, long ret)
 	}
 	credit(&in->lock, tgid, LT_ROLE_WAITER, delta);
 out:
-	bpf_map_delete_elem(&inflight, &tid);
+	in->ts = 0;
 	return 0;
 }
 
-/* A wake names the waker as the lock's last holder. */
+/*
+ * A wake names the waker as the lock's last holder. Only locks someone
+ * has waited on have an entry to credit; the kind of the word's latest
+ * wait seen by this thread is looked up first.
+ */
 static __always_inline int wake(__u64 uaddr, bool private)
 {
+	static const __u32 kinds[3] = { LT_PK_FUTEX, LT_PK_FUTEX_COND,
+					LT_PK_FUTEX_PI };
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
+	__u32 tid = (__u32)id, tgid = id >> 32, first, i;
 	struct lt_lock_key key;
 	struct lt_lock_stat *st;
-	__u64 *ep;
+	struct lt_thread *th;
+	struct lt_ident *c;
 
 	if (!wanted(tgid))
 		return 0;
-	ep = bpf_task_storage_get(&episode, bpf_get_current_task_btf(), NULL,
-				  0);
-	if (ep && *ep == uaddr)
-		*ep = 0;
-
-	/* Only locks someone has waited on have an entry to credit. */
-	identify(uaddr, tgid, private, LT_PK_FUTEX, &key);
+	th = this_thread(true);
+	if (th && th->episode == uaddr)
+		th->episode = 0;
+	c = identify(th, uaddr, tgid, private, LT_PK_FUTEX, &key);
+	first = c ? c->kind : LT_PK_FUTEX;
+	key.kind = first;
 	st = stat_find(&key);
-	if (!st) {
-		key.kind = LT_PK_FUTEX_COND;
-		st = stat_find(&key);
-	}
-	if (!st) {
-		key.kind = LT_PK_FUTEX_PI;
+	for (i = 0; !st && i < 3; i++) {
+		if (kinds[i] == first)
+			continue;
+		key.kind = kinds[i];
 		st = stat_find(&key);
 	}
 	if (!st)
 		return 0;
+	if (c)
+		c->kind = key.kind;
 	st->wakes++;
 	if (key.kind != LT_PK_FUTEX_COND) {
 		st->last_holder = tid;
@@ -477,8 +527,7 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /*
- * A thread that dies inside a wait leaves no stale state behind. A
- * process that ends is queued for the collector, which drops its private
+ * A thread's state goes with it (task storage). A process that ends is queued for the collector, which drops its private
  * locks from the maps once their last figures are read: a long-running
  * agent does not fill them with the dead. When the queue is full the
  * oldest exit makes room.
@@ -486,10 +535,9 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 {
-	__u32 tid = task->pid, tgid = task->tgid;
+	__u32 tgid = task->tgid;
 
 	count_run();
-	bpf_map_delete_elem(&inflight, &tid);
 	if (!group_dead)
 		return 0;
 	if (targ_filter)

@@ -20,6 +20,16 @@ __u64 max_epoch = 0; /* per-CPU maxima from this epoch on are this read's */
 __u32 n_locks = 0; /* records written by the last lock read */
 __u32 n_parties = 0; /* by the last party read */
 __u64 visited = 0; /* entries in the lock map at the last lock read */
+__u32 n_waits = 0; /* waits in flight found by the last wait read */
+__u64 threads_seen = 0; /* threads walked by the last wait read */
+
+/* Open-coded task iteration: the reader walks every thread. */
+extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
+			     unsigned int flags) __weak __ksym;
+extern struct task_struct *
+bpf_iter_task_next(struct bpf_iter_task *it) __weak __ksym;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __weak __ksym;
+#define LT_ITER_ALL_THREADS 1 /* BPF_TASK_ITER_ALL_THREADS */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -36,6 +46,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lt_party_rec);
 } party_out SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct lt_inflight);
+} wait_out SEC(".maps");
 
 static __always_inline void sum_lock(struct lt_lock_stat *s,
 				     const struct lt_lock_stat *v)
@@ -159,6 +177,40 @@ int lt_read_parties(void *ctx)
 {
 	n_parties = 0;
 	bpf_for_each_map_elem(&parties, read_party, NULL, 0);
+	return 0;
+}
+
+/*
+ * The waits in flight: each thread's own, kept in its task storage by
+ * the probes, so a wait costs the probes no shared map at all. A copy
+ * may race with the thread's next event; the collector takes the ones
+ * whose stamp is set.
+ */
+SEC("raw_tp")
+int lt_read_waits(void *ctx)
+{
+	struct bpf_iter_task it;
+	struct task_struct *t;
+	struct lt_inflight *out;
+	struct lt_thread *th;
+	__u64 seen = 0;
+	__u32 n = 0;
+
+	bpf_iter_task_new(&it, NULL, LT_ITER_ALL_THREADS);
+	while ((t = bpf_iter_task_next(&it))) {
+		seen++;
+		th = bpf_task_storage_get(&threads, t, NULL, 0);
+		if (!th || !th->wait.ts)
+			continue;
+		out = bpf_map_lookup_elem(&wait_out, &n);
+		if (!out)
+			break; /* as many as LT_MAX_THREADS waits: full */
+		*out = th->wait;
+		n++;
+	}
+	bpf_iter_task_destroy(&it);
+	n_waits = n;
+	threads_seen = seen;
 	return 0;
 }
 
