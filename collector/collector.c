@@ -66,6 +66,7 @@ struct lock_state {
 	char *stack;
 	__u64 shown_holder; /* last_holder that holder/holder_comm show */
 	uint64_t live; /* the read that last wrote its delta */
+	uint64_t wait_moved, hold_moved; /* histogram slots in the delta */
 	bool waited; /* it has waiters_now in this read */
 };
 
@@ -568,24 +569,32 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 	return (ssize_t)i;
 }
 
-/* Histogram buckets are 32-bit in the kernel: diff them modulo 2^32. */
 /*
- * The change of a wrapping histogram, written into out. A slot at zero
- * now was zero before too, and its delta was left at zero: only the
- * slots in use are touched, which keeps cold memory cold.
+ * The change of a wrapping histogram (32-bit in the kernel: diffed
+ * modulo 2^32), written into out. Only the slots that moved now, or
+ * moved last time and are cleared now (the bits of *moved), are written:
+ * a lock that waits once an interval touches one slot of its rows, not
+ * all of them, which keeps cold memory cold.
  */
 static void hist_delta32(uint64_t *out, uint64_t *total, const __u32 *now,
-			 __u32 *before)
+			 __u32 *before, uint64_t *moved)
 {
+	uint64_t m = 0, stale;
+	__u32 d;
 	size_t b;
 
 	for (b = 0; b < LT_HIST_SLOTS; b++) {
-		if (!now[b])
+		d = now[b] - before[b];
+		if (!d)
 			continue;
-		out[b] = (__u32)(now[b] - before[b]);
-		total[b] += out[b];
+		out[b] = d;
+		total[b] += d;
 		before[b] = now[b];
+		m |= 1ULL << b;
 	}
+	for (stale = *moved & ~m; stale; stale &= stale - 1)
+		out[__builtin_ctzll(stale)] = 0;
+	*moved = m;
 }
 
 static void hist_delta(uint64_t *out, uint64_t *total, const __u64 *now,
@@ -623,16 +632,12 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 	l = &c->locks[i];
 	s = &c->lstate[i];
 	/* Histograms that did not move keep a zero delta. */
-	if (v->waits != s->raw.waits)
+	if (v->waits != s->raw.waits || s->wait_moved)
 		hist_delta32(l->delta.wait_hist, l->total.wait_hist, v->hist,
-			     s->raw.hist);
-	else if (s->live + 1 == c->reads && l->delta.waits)
-		memset(l->delta.wait_hist, 0, sizeof(l->delta.wait_hist));
-	if (v->hold_ns != s->raw.hold_ns)
+			     s->raw.hist, &s->wait_moved);
+	if (v->hold_ns != s->raw.hold_ns || s->hold_moved)
 		hist_delta32(l->delta.hold_hist, l->total.hold_hist,
-			     v->hold_hist, s->raw.hold_hist);
-	else if (s->live + 1 == c->reads && l->delta.hold_ns)
-		memset(l->delta.hold_hist, 0, sizeof(l->delta.hold_hist));
+			     v->hold_hist, s->raw.hold_hist, &s->hold_moved);
 	/* The counters; the histograms are already up to date in raw. */
 	memcpy(&sum, v, offsetof(struct lt_lock_stat, hist));
 	DELTA(waits);
@@ -1638,10 +1643,15 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		return err;
 	}
 
-	for (i = 0; i < c->n_was_live; i++)
-		if (c->lstate[c->was_live[i]].live != c->reads)
-			memset(&c->locks[c->was_live[i]].delta, 0,
-			       sizeof(c->locks[0].delta));
+	for (i = 0; i < c->n_was_live; i++) {
+		struct lock_state *s = &c->lstate[c->was_live[i]];
+
+		if (s->live == c->reads)
+			continue;
+		memset(&c->locks[c->was_live[i]].delta, 0,
+		       sizeof(c->locks[0].delta));
+		s->wait_moved = s->hold_moved = 0;
+	}
 	/* Idle locks cost nothing here: only new and moving ones. */
 	for (i = 0; i < c->n_fresh; i++)
 		if (!c->lstate[c->fresh[i]].named)

@@ -6,7 +6,7 @@
  * array the collector maps into its memory. Nothing is copied through a
  * system call and no bucket lock is taken, where a batch lookup takes
  * every bucket's lock. Each writes only the entries a probe touched
- * since the last read, so idle locks cost the walk alone.
+ * since the last read.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -90,6 +90,13 @@ static __always_inline void sum_lock(struct lt_lock_stat *s,
 			s->hold_hist[b] += v->hold_hist[b];
 }
 
+/*
+ * One pass over the CPUs: each other CPU's value is looked up once, both
+ * to see whether the lock changed and to sum it. The record is written
+ * into the next free slot either way and kept only if it changed; an
+ * idle lock costs its sum, where a look first and a sum after would cost
+ * a changed one two lookups a CPU.
+ */
 static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		      struct lt_lock_stat *here, void *ctx)
 {
@@ -100,15 +107,6 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 	struct lt_lock_rec *rec;
 
 	visited++;
-	/* An idle lock costs a look at each CPU's stamp, nothing more. */
-	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
-		if (cpu == this_cpu)
-			continue; /* `here` is this CPU's, checked above */
-		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
-		touched = v && v->touched >= since;
-	}
-	if (!touched)
-		return 0;
 	rec = bpf_map_lookup_elem(&lock_out, &i);
 	if (!rec)
 		return 1; /* the array is as large as the map: not reached */
@@ -121,10 +119,14 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		if (cpu == this_cpu)
 			continue;
 		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
-		if (v)
-			sum_lock(&rec->sum, v);
+		if (!v)
+			continue;
+		if (v->touched >= since)
+			touched = true;
+		sum_lock(&rec->sum, v);
 	}
-	n_locks = i + 1;
+	if (touched)
+		n_locks = i + 1;
 	return 0;
 }
 
@@ -137,6 +139,7 @@ int lt_read_locks(void *ctx)
 	return 0;
 }
 
+/* As read_lock: one lookup a CPU, the record kept if it changed. */
 static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 		       struct lt_party_stat *here, void *ctx)
 {
@@ -146,14 +149,6 @@ static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 	struct lt_party_stat *v;
 	struct lt_party_rec *rec;
 
-	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
-		if (cpu == this_cpu)
-			continue; /* `here` is this CPU's, checked above */
-		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
-		touched = v && v->touched >= since;
-	}
-	if (!touched)
-		return 0;
 	rec = bpf_map_lookup_elem(&party_out, &i);
 	if (!rec)
 		return 1;
@@ -165,10 +160,13 @@ static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
 		if (!v)
 			continue;
+		if (v->touched >= since)
+			touched = true;
 		rec->sum.count += v->count;
 		rec->sum.ns += v->ns;
 	}
-	n_parties = i + 1;
+	if (touched)
+		n_parties = i + 1;
 	return 0;
 }
 
