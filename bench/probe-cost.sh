@@ -1,26 +1,129 @@
 #!/usr/bin/env bash
-# The probes' own cost per event, from the kernel's BPF statistics (in
-# locktop's sampling windows), under lockbench at -n 64 -l 2000: ns per
-# event for each probe object, beside
-# the measuring stick locktop takes when it loads (what the statistics
-# charge a probe that does nothing, and one kernel clock read here).
+# The probes' cost per event in steady state, from the kernel's BPF
+# statistics, side by side in one run with two references on the same
+# events: an empty program (what the statistics charge for nothing: the
+# dispatch and their own two clock reads) and the bpftrace script that
+# sums futex and fcntl wait time per lock (bench/futex-fcntl-wait.bt).
 #
-#   bench/probe-cost.sh [BUILD_DIR]
+# Each phase turns kernel.bpf_stats_enabled on for the whole of one
+# lockbench run (-n 64) after a warm-up run, and puts it back after.
+# An event is one futex call (mutex) or one fcntl lock call (fcntl); ns
+# per event sums every program of that tracer that ran. Phases alternate
+# over ROUNDS rounds and the medians are printed.
+#
+#   bench/probe-cost.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
 build=${1:-build}
+rounds=${2:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+lockbench=$build/workloads/lockbench
+locktop=$build/tui/locktop
 [ "$(id -u)" -eq 0 ] || { echo "probe-cost: needs root" >&2; exit 77; }
+command -v bpftool >/dev/null || { echo "probe-cost: needs bpftool" >&2; exit 77; }
+have_bt=0
+command -v bpftrace >/dev/null && have_bt=1
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+was=$(sysctl -n kernel.bpf_stats_enabled)
+tracer=
+cleanup() {
+	[ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null
+	wait 2>/dev/null || true
+	sysctl -qw kernel.bpf_stats_enabled="$was"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 
-printf '%-8s %-9s %10s %9s\n' backend probe events ns/event
-for backend in fcntl ofd mutex; do
-	"$build/tui/locktop" -b --json -d 1 -o "$tmp/$backend.json" -- \
-		"$build/workloads/lockbench" --lock "$backend" -n 64 -l 2000 \
-		-H 1000 --path "$tmp/t.tdb" >/dev/null
-	tail -n 1 "$tmp/$backend.json" | jq -r --arg b "$backend" '
-		.probes.programs[] | select(.sampled_runs > 0) |
-		[$b, .name, .runs, (.sampled_ns / .sampled_runs)] |
-		@tsv' | awk -F'\t' '{ printf "%-8s %-9s %10d %9.0f\n", $1, $2, $3, $4 }'
+# The empty programs, on the events each backend's probes see.
+cat >"$tmp/empty-mutex.bt" <<'EOF'
+tracepoint:syscalls:sys_enter_futex { }
+tracepoint:syscalls:sys_exit_futex { }
+EOF
+cat >"$tmp/empty-fcntl.bt" <<'EOF'
+tracepoint:filelock:posix_lock_inode { }
+tracepoint:filelock:fcntl_setlk { }
+EOF
+
+# run_cnt and run_time_ns summed over the loaded programs whose names
+# match $1. Phases run one tracer at a time, so names tell them apart.
+prog_sum() {
+	bpftool prog show -j 2>/dev/null | jq -r --arg n "$1" '
+		[.[] | select((.name // "") | test($n))] |
+		"\(map(.run_cnt // 0) | add // 0) \(map(.run_time_ns // 0) | add // 0)"'
+}
+
+# Runs of the programs whose names match $1: the calls.
+calls_of() {
+	prog_sum "$1" | cut -d' ' -f1
+}
+
+# The programs a tracer loads, by name.
+ours() {
+	case $1 in
+	locktop) echo '^lt_(futex|futex2|fcntl|posix|flock|fork|exit|pread|pwrite)' ;;
+	*) echo 'futex|fcntl|posix_lock|setlk' ;;
+	esac
+}
+
+start() {	# tracer backend
+	case $1 in
+	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
+	empty) bpftrace "$tmp/empty-$2.bt" >/dev/null 2>&1 & ;;
+	bpftrace) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
+	esac
+	tracer=$!
+	for _ in $(seq 100); do
+		bpftool prog show -j 2>/dev/null | jq -e --arg n "$(ours "$1")" \
+			'any(.[]; (.name // "") | test($n))' >/dev/null && break
+		sleep 0.1
+	done
+	sleep 1
+}
+
+stop() {
+	kill -INT "$tracer" 2>/dev/null || true
+	wait "$tracer" 2>/dev/null || true
+	tracer=
+	sleep 0.3
+}
+
+# One phase: ns per event of tracer $1 under backend $2.
+phase() {
+	local loops=2000 pattern n0 n1 t0 t1 c0 c1
+	[ "$2" = mutex ] && loops=10000
+	case $1:$2 in
+	locktop:mutex) pattern='^lt_futex_enter$' ;;
+	locktop:fcntl) pattern='^lt_fcntl_setlk$' ;;
+	empty:fcntl) pattern='^fcntl_setlk$' ;;
+	*:mutex) pattern='^sys_enter_futex$' ;;
+	*:fcntl) pattern='^sys_enter_fcntl$' ;;
+	esac
+	start "$1" "$2"
+	"$lockbench" --lock "$2" -n 64 -l 200 -H 1000 --path "$tmp/t.tdb" >/dev/null
+	sysctl -qw kernel.bpf_stats_enabled=1
+	read -r n0 t0 < <(prog_sum "$(ours "$1")")
+	c0=$(calls_of "$pattern")
+	"$lockbench" --lock "$2" -n 64 -l "$loops" -H 1000 --path "$tmp/t.tdb" >/dev/null
+	read -r n1 t1 < <(prog_sum "$(ours "$1")")
+	c1=$(calls_of "$pattern")
+	sysctl -qw kernel.bpf_stats_enabled="$was"
+	stop
+	awk -v n=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN {
+		if (n > 0) printf "%.0f\n", t / n; else print "nan" }'
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+printf '%-8s %12s %12s %12s   (ns per event, median of %d)\n' backend \
+	locktop empty bpftrace "$rounds"
+for backend in mutex fcntl; do
+	: >"$tmp/locktop" ; : >"$tmp/empty" ; : >"$tmp/bpftrace"
+	for _ in $(seq "$rounds"); do
+		phase locktop "$backend" >>"$tmp/locktop"
+		if [ $have_bt = 1 ]; then
+			phase empty "$backend" >>"$tmp/empty"
+			phase bpftrace "$backend" >>"$tmp/bpftrace"
+		fi
+	done
+	printf '%-8s %12s %12s %12s\n' "$backend" "$(median <"$tmp/locktop")" \
+		"$(median <"$tmp/empty")" "$(median <"$tmp/bpftrace")"
 done
-tail -n 1 "$tmp/fcntl.json" | jq -r '.probes |
-	"measuring stick: an empty probe costs \(.floor_ns | floor) ns as the statistics see it; one clock read \(.clock_ns | floor) ns"'
