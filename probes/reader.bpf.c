@@ -6,7 +6,7 @@
  * array the collector maps into its memory. Nothing is copied through a
  * system call and no bucket lock is taken, where a batch lookup takes
  * every bucket's lock. Each writes only the entries a probe touched
- * since the last read.
+ * since the last read, so idle locks cost the walk alone.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,7 +21,6 @@ __u32 n_locks = 0; /* records written by the last lock read */
 __u32 n_parties = 0; /* by the last party read */
 __u64 visited = 0; /* entries in the lock map at the last lock read */
 __u32 n_waits = 0; /* waits in flight found by the last wait read */
-__u64 threads_seen = 0; /* threads walked by the last wait read */
 
 /* Open-coded task iteration: the reader walks every thread. */
 extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
@@ -90,13 +89,6 @@ static __always_inline void sum_lock(struct lt_lock_stat *s,
 			s->hold_hist[b] += v->hold_hist[b];
 }
 
-/*
- * One pass over the CPUs: each other CPU's value is looked up once, both
- * to see whether the lock changed and to sum it. The record is written
- * into the next free slot either way and kept only if it changed; an
- * idle lock costs its sum, where a look first and a sum after would cost
- * a changed one two lookups a CPU.
- */
 static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		      struct lt_lock_stat *here, void *ctx)
 {
@@ -107,6 +99,15 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 	struct lt_lock_rec *rec;
 
 	visited++;
+	/* An idle lock costs a look at each CPU's stamp, nothing more. */
+	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		if (cpu == this_cpu)
+			continue; /* `here` is this CPU's, checked above */
+		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
+		touched = v && v->touched >= since;
+	}
+	if (!touched)
+		return 0;
 	rec = bpf_map_lookup_elem(&lock_out, &i);
 	if (!rec)
 		return 1; /* the array is as large as the map: not reached */
@@ -119,14 +120,10 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		if (cpu == this_cpu)
 			continue;
 		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
-		if (!v)
-			continue;
-		if (v->touched >= since)
-			touched = true;
-		sum_lock(&rec->sum, v);
+		if (v)
+			sum_lock(&rec->sum, v);
 	}
-	if (touched)
-		n_locks = i + 1;
+	n_locks = i + 1;
 	return 0;
 }
 
@@ -139,7 +136,6 @@ int lt_read_locks(void *ctx)
 	return 0;
 }
 
-/* As read_lock: one lookup a CPU, the record kept if it changed. */
 static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 		       struct lt_party_stat *here, void *ctx)
 {
@@ -149,6 +145,14 @@ static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 	struct lt_party_stat *v;
 	struct lt_party_rec *rec;
 
+	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
+		if (cpu == this_cpu)
+			continue; /* `here` is this CPU's, checked above */
+		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
+		touched = v && v->touched >= since;
+	}
+	if (!touched)
+		return 0;
 	rec = bpf_map_lookup_elem(&party_out, &i);
 	if (!rec)
 		return 1;
@@ -160,13 +164,10 @@ static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
 		if (!v)
 			continue;
-		if (v->touched >= since)
-			touched = true;
 		rec->sum.count += v->count;
 		rec->sum.ns += v->ns;
 	}
-	if (touched)
-		n_parties = i + 1;
+	n_parties = i + 1;
 	return 0;
 }
 
@@ -191,12 +192,10 @@ int lt_read_waits(void *ctx)
 	struct task_struct *t;
 	struct lt_inflight *out;
 	struct lt_thread *th;
-	__u64 seen = 0;
 	__u32 n = 0;
 
 	bpf_iter_task_new(&it, NULL, LT_ITER_ALL_THREADS);
 	while ((t = bpf_iter_task_next(&it))) {
-		seen++;
 		th = bpf_task_storage_get(&threads, t, NULL, 0);
 		if (!th || !th->wait.ts)
 			continue;
@@ -208,7 +207,6 @@ int lt_read_waits(void *ctx)
 	}
 	bpf_iter_task_destroy(&it);
 	n_waits = n;
-	threads_seen = seen;
 	return 0;
 }
 
