@@ -209,11 +209,7 @@ struct lt_inflight {
 /* A futex word's identity as one thread last saw it. */
 struct lt_ident {
 	__u64 uaddr;
-	__u64 dev_or_tgid;
-	__u64 ino;
-	__u64 start;
-	__u32 shared;
-	__u32 kind; /* of its latest wait: where its wakes look first */
+	struct lt_lock_key key; /* kind: its latest, where wakes look first */
 };
 
 /*

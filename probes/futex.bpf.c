@@ -130,38 +130,35 @@ static __always_inline struct lt_ident *cached_ident(struct lt_thread *th,
  * A private futex is (process, address). A shared one is where it lives
  * in its file or shmem object, the same in every process that maps it.
  * The thread keeps the last few it saw, so a wake after a wait on the
- * same word, or a word used again and again, looks nothing up. Returns
- * the cache slot, or NULL when th is.
+ * same word, or a word used again and again, looks nothing up. key->kind
+ * is the kind the word last had in this thread, LT_PK_FUTEX when new.
+ * Returns the cache slot, or NULL when th is.
  */
 static __always_inline struct lt_ident *identify(struct lt_thread *th,
 						 __u64 uaddr, __u32 tgid,
-						 bool private, __u32 kind,
+						 bool private,
 						 struct lt_lock_key *key)
 {
 	struct ident_key ik = { .uaddr = uaddr, .tgid = tgid };
 	struct where_ctx ctx = { .addr = uaddr };
 	struct lt_lock_key *known;
-	struct lt_ident *c = NULL;
+	struct lt_ident *c;
 
-	__builtin_memset(key, 0, sizeof(*key));
-	key->kind = kind;
 	if (th && uaddr) {
 		c = cached_ident(th, uaddr);
 		if (c) {
-			key->dev_or_tgid = c->dev_or_tgid;
-			key->ino = c->ino;
-			key->start = c->start;
-			key->shared = c->shared;
+			*key = c->key;
 			return c;
 		}
 	}
+	__builtin_memset(key, 0, sizeof(*key));
+	key->kind = LT_PK_FUTEX;
+	key->dev_or_tgid = tgid;
+	key->start = uaddr;
 	if (!private) {
 		known = bpf_map_lookup_elem(&ident, &ik);
 		if (known) {
-			key->dev_or_tgid = known->dev_or_tgid;
-			key->ino = known->ino;
-			key->start = known->start;
-			key->shared = known->shared;
+			*key = *known;
 		} else {
 			if (!bpf_find_vma(bpf_get_current_task_btf(), uaddr,
 					  where_cb, &ctx, 0) &&
@@ -171,26 +168,16 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 				key->ino = ctx.w.ino;
 				key->start = ctx.w.offset;
 				key->shared = 1;
-			} else {
-				key->dev_or_tgid = tgid;
-				key->start = uaddr;
 			}
 			bpf_map_update_elem(&ident, &ik, key, BPF_ANY);
 		}
-	} else {
-		key->dev_or_tgid = tgid;
-		key->start = uaddr;
 	}
 	if (!th || !uaddr)
 		return NULL;
 	c = &th->ident[th->ident_next & (LT_IDENT_CACHE - 1)];
 	th->ident_next++;
 	c->uaddr = uaddr;
-	c->dev_or_tgid = key->dev_or_tgid;
-	c->ino = key->ino;
-	c->start = key->start;
-	c->shared = key->shared;
-	c->kind = kind;
+	c->key = *key;
 	return c;
 }
 
@@ -311,9 +298,10 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 		flags |= IF_ROBUST;
 	}
 	in = &th->wait;
-	c = identify(th, uaddr, tgid, private, kind, &in->lock);
+	c = identify(th, uaddr, tgid, private, &in->lock);
+	in->lock.kind = kind;
 	if (c)
-		c->kind = kind;
+		c->key.kind = kind;
 	in->holder = holder;
 	in->flags = flags;
 	in->tgid = tgid;
@@ -400,9 +388,8 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	th = this_thread(true);
 	if (th && th->episode == uaddr)
 		th->episode = 0;
-	c = identify(th, uaddr, tgid, private, LT_PK_FUTEX, &key);
-	first = c ? c->kind : LT_PK_FUTEX;
-	key.kind = first;
+	c = identify(th, uaddr, tgid, private, &key);
+	first = key.kind;
 	st = stat_find(&key);
 	for (i = 0; !st && i < 3; i++) {
 		if (kinds[i] == first)
@@ -413,7 +400,7 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	if (!st)
 		return 0;
 	if (c)
-		c->kind = key.kind;
+		c->key.kind = key.kind;
 	st->wakes++;
 	if (key.kind != LT_PK_FUTEX_COND) {
 		st->last_holder = tid;
@@ -527,10 +514,10 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /*
- * A thread's state goes with it (task storage). A process that ends is queued for the collector, which drops its private
- * locks from the maps once their last figures are read: a long-running
- * agent does not fill them with the dead. When the queue is full the
- * oldest exit makes room.
+ * A thread's state goes with it (task storage). A process that ends is
+ * queued for the collector, which drops its private locks from the maps
+ * once their last figures are read: a long-running agent does not fill
+ * them with the dead. When the queue is full the oldest exit makes room.
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
