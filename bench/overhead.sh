@@ -9,6 +9,7 @@ set -euo pipefail
 build=${1:-build}
 rounds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 lockbench=$build/workloads/lockbench
 locktop=$build/tui/locktop
 bt=$here/futex-fcntl-wait.bt
@@ -35,25 +36,14 @@ start_tracer() {
 		;;
 	esac
 	tracer=$!
-	for _ in $(seq 100); do
-		case $1 in
-		locktop) bpftool prog list 2>/dev/null | grep -q 'name lt_futex_enter' && break ;;
-		bpftrace) bpftool prog list 2>/dev/null | grep -q 'sys_enter_futex\|tracepoint__sys' && break ;;
-		esac
-		sleep 0.1
-	done
+	case $1 in
+	locktop) wait_progs '^lt_futex_enter$' ;;
+	bpftrace) wait_progs 'sys_enter_futex|tracepoint__sys' ;;
+	esac
 	# Steady state: locktop's first sampling window of the kernel's
 	# BPF statistics (at most a second) is over.
 	sleep 1.2
 }
-
-stop_tracer() {
-	kill -INT "$tracer" 2>/dev/null || true
-	wait "$tracer" 2>/dev/null || true
-	sleep 0.5
-}
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 printf '%-8s %10s %10s %10s %9s %9s\n' backend untraced locktop bpftrace \
 	"lt/base" "bt/base"
@@ -65,10 +55,12 @@ for backend in mutex fcntl; do
 		start_tracer locktop
 		run_lb "$backend" >>"$tmp/lt"
 		stop_tracer
+		sleep 0.5
 		if [ $have_bt = 1 ]; then
 			start_tracer bpftrace
 			run_lb "$backend" >>"$tmp/bt"
 			stop_tracer
+			sleep 0.5
 		fi
 	done
 	b=$(median <"$tmp/base")

@@ -16,6 +16,7 @@ set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 lockbench=$build/workloads/lockbench
 locktop=$build/tui/locktop
 [ "$(id -u)" -eq 0 ] || { echo "probe-cost: needs root" >&2; exit 77; }
@@ -71,18 +72,12 @@ start() {	# tracer backend
 	bpftrace) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	esac
 	tracer=$!
-	for _ in $(seq 100); do
-		bpftool prog show -j 2>/dev/null | jq -e --arg n "$(ours "$1")" \
-			'any(.[]; (.name // "") | test($n))' >/dev/null && break
-		sleep 0.1
-	done
+	wait_progs "$(ours "$1")"
 	sleep 1
 }
 
 stop() {
-	kill -INT "$tracer" 2>/dev/null || true
-	wait "$tracer" 2>/dev/null || true
-	tracer=
+	stop_tracer
 	sleep 0.3
 }
 
@@ -110,8 +105,6 @@ phase() {
 	awk -v n=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN {
 		if (n > 0) printf "%.0f\n", t / n; else print "nan" }'
 }
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 printf '%-8s %12s %12s %12s   (ns per event, median of %d)\n' backend \
 	locktop empty bpftrace "$rounds"

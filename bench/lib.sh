@@ -1,0 +1,23 @@
+# Shared by the bench/ scripts: sourced, not run.
+
+# The median of the numbers on stdin, one a line.
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# Waits (10 s at most) until a loaded BPF program's name matches the
+# extended regex $1: a tracer started in the background is then in.
+wait_progs() {
+	local _
+	for _ in $(seq 100); do
+		bpftool prog show -j 2>/dev/null | jq -e --arg n "$1" \
+			'any(.[]; (.name // "") | test($n))' >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Stops the background tracer whose pid is in $tracer, SIGINT first.
+stop_tracer() {
+	kill -INT "$tracer" 2>/dev/null || true
+	wait "$tracer" 2>/dev/null || true
+	tracer=
+}
