@@ -218,6 +218,7 @@ struct lt_ident {
  * collector's reader walks the threads for the waits in flight.
  */
 struct lt_thread {
+	/* One at a time; each probe ends only waits of its own kinds. */
 	struct lt_inflight wait;
 	struct lt_thread_locks held; /* file locks held, innermost last */
 	__u64 episode; /* futex: address waited on since the last wake */
