@@ -74,6 +74,9 @@ struct lock_state {
 struct party_state {
 	struct lt_party_key key; /* first: the index's key */
 	uint64_t count, ns; /* summed over CPUs at the last read */
+	/* Where its figures go, found once: rows are never moved. */
+	bool linked;
+	size_t lock, side, proc;
 };
 
 /* A stack unwound as soon as the probes kept it. */
@@ -576,14 +579,18 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
  * a lock that waits once an interval touches one slot of its rows, not
  * all of them, which keeps cold memory cold.
  */
+/* The slots used names are the only ones the reader wrote. */
 static void hist_delta32(uint64_t *out, uint64_t *total, const __u32 *now,
-			 __u32 *before, uint64_t *moved)
+			 __u32 *before, uint64_t used, uint64_t *moved)
 {
 	uint64_t m = 0, stale;
-	__u32 d;
 	size_t b;
+	__u32 d;
 
-	for (b = 0; b < LT_HIST_SLOTS; b++) {
+	for (; used; used &= used - 1) {
+		b = (size_t)__builtin_ctzll(used);
+		if (b >= LT_HIST_SLOTS)
+			break;
 		d = now[b] - before[b];
 		if (!d)
 			continue;
@@ -634,10 +641,11 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 	/* Histograms that did not move keep a zero delta. */
 	if (v->waits != s->raw.waits || s->wait_moved)
 		hist_delta32(l->delta.wait_hist, l->total.wait_hist, v->hist,
-			     s->raw.hist, &s->wait_moved);
+			     s->raw.hist, v->hist_used, &s->wait_moved);
 	if (v->hold_ns != s->raw.hold_ns || s->hold_moved)
 		hist_delta32(l->delta.hold_hist, l->total.hold_hist,
-			     v->hold_hist, s->raw.hold_hist, &s->hold_moved);
+			     v->hold_hist, s->raw.hold_hist, v->hold_used,
+			     &s->hold_moved);
 	/* The counters; the histograms are already up to date in raw. */
 	memcpy(&sum, v, offsetof(struct lt_lock_stat, hist));
 	DELTA(waits);
@@ -812,36 +820,13 @@ static ssize_t state_of(struct lt_index *ix, void **states, size_t *n,
  * the process's side of the lock, and from there to the lock's top lists
  * and the process's figures. Counts only grow, so the lists stay exact.
  */
-static int merge_party(struct lt_collector *c, const void *rec)
+static int link_party(struct lt_collector *c, struct party_state *ps,
+		      size_t lock)
 {
-	const struct lt_party_rec *r = rec;
-	const struct lt_party_key *pk = &r->key;
+	const struct lt_party_key *pk = &ps->key;
 	struct side_key sk = { .lock = pk->lock };
-	uint64_t dcount, dns;
-	struct party_state *ps;
-	struct side_state *ss;
-	struct proc_state *pst;
-	struct lt_proc *proc;
-	struct lt_lock *l;
-	ssize_t i, k, p;
-	bool created, new_side;
-
-	i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
-	if (i < 0)
-		return 0; /* a lock whose figures the kernel could not keep */
-	l = &c->locks[i];
-	k = state_of(&c->party_ix, (void **)&c->party, &c->n_party,
-		     &c->cap_party, sizeof(*c->party), pk, sizeof(*pk),
-		     &created);
-	if (k < 0)
-		return (int)k;
-	ps = &c->party[k];
-	dcount = diff(r->sum.count, ps->count);
-	dns = diff(r->sum.ns, ps->ns);
-	ps->count = r->sum.count;
-	ps->ns = r->sum.ns;
-	if (!dcount && !dns && !created)
-		return 0;
+	bool new_side;
+	ssize_t k, p;
 
 	sk.pid = pk->role == LT_ROLE_HOLDER ? (__u32)tgid_of(c, pk->tgid) :
 					      pk->tgid;
@@ -850,29 +835,79 @@ static int merge_party(struct lt_collector *c, const void *rec)
 		     sizeof(*c->side), &sk, sizeof(sk), &new_side);
 	if (k < 0)
 		return (int)k;
-	ss = &c->side[k];
-	ss->count += dcount;
-	ss->ns += dns;
 	p = proc_of(c, (pid_t)sk.pid);
 	if (p < 0)
 		return (int)p;
-	proc = &c->procs[p];
-	if (sk.holder) {
+	if (new_side && !sk.holder &&
+	    add_pid(c, lock, c->procs[p].pid))
+		return -ENOMEM;
+	ps->lock = lock;
+	ps->side = (size_t)k;
+	ps->proc = (size_t)p;
+	ps->linked = true;
+	return 0;
+}
+
+/*
+ * One party the reader wrote: what it added since the last read goes to
+ * the process's side of the lock, and from there to the lock's top lists
+ * and the process's figures. Counts only grow, so the lists stay exact.
+ */
+static int merge_party(struct lt_collector *c, const void *rec)
+{
+	const struct lt_party_rec *r = rec;
+	const struct lt_party_key *pk = &r->key;
+	uint64_t dcount, dns;
+	struct party_state *ps;
+	struct side_state *ss;
+	struct proc_state *pst;
+	struct lt_proc *proc;
+	struct lt_lock *l;
+	ssize_t i, k;
+	bool created;
+	int err;
+
+	k = lt_index_find(&c->party_ix, pk, c->party);
+	if (k < 0) {
+		i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
+		if (i < 0)
+			return 0; /* a lock whose figures the kernel lost */
+		k = state_of(&c->party_ix, (void **)&c->party, &c->n_party,
+			     &c->cap_party, sizeof(*c->party), pk,
+			     sizeof(*pk), &created);
+		if (k < 0)
+			return (int)k;
+		err = link_party(c, &c->party[k], (size_t)i);
+		if (err)
+			return err;
+	}
+	ps = &c->party[k];
+	dcount = diff(r->sum.count, ps->count);
+	dns = diff(r->sum.ns, ps->ns);
+	ps->count = r->sum.count;
+	ps->ns = r->sum.ns;
+	if (!dcount && !dns)
+		return 0;
+
+	l = &c->locks[ps->lock];
+	ss = &c->side[ps->side];
+	ss->count += dcount;
+	ss->ns += dns;
+	proc = &c->procs[ps->proc];
+	if (ss->key.holder) {
 		set_party(l->holders, &l->n_holders, proc->pid, proc->comm,
 			  ss->count, ss->ns);
 		return 0;
 	}
 	set_party(l->waiters, &l->n_waiters, proc->pid, proc->comm, ss->count,
 		  ss->ns);
-	if (new_side && add_pid(c, (size_t)i, proc->pid))
-		return -ENOMEM;
 	if (!lt_kind_is_lock(l->kind))
 		return 0;
 	proc->delta.waits += dcount;
 	proc->delta.wait_ns += dns;
 	proc->total.waits += dcount;
 	proc->total.wait_ns += dns;
-	pst = &c->pstate[p];
+	pst = &c->pstate[ps->proc];
 	if (ss->ns > pst->top_ns) {
 		pst->top_ns = ss->ns;
 		proc->top_lock = l->id;

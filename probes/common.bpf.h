@@ -238,9 +238,12 @@ stat_of(const struct lt_lock_key *key, bool *created)
 
 static __always_inline void add_wait(struct lt_lock_stat *st, __u64 delta)
 {
+	__u32 b = log2_slot(delta);
+
 	st->waits++;
 	st->wait_ns += delta;
-	st->hist[log2_slot(delta)]++;
+	st->hist[b]++;
+	st->hist_used |= 1ULL << b;
 	if (st->max_epoch != epoch) {
 		st->max_epoch = epoch;
 		st->max_ns = delta;
@@ -253,8 +256,11 @@ static __always_inline void add_wait(struct lt_lock_stat *st, __u64 delta)
 
 static __always_inline void add_hold(struct lt_lock_stat *st, __u64 delta)
 {
+	__u32 b = log2_slot(delta);
+
 	st->hold_ns += delta;
-	st->hold_hist[log2_slot(delta)]++;
+	st->hold_hist[b]++;
+	st->hold_used |= 1ULL << b;
 	if (delta > st->max_hold_ns)
 		st->max_hold_ns = delta;
 }

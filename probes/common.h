@@ -114,6 +114,10 @@ struct lt_lock_stat {
 	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
 	__u64 last_holder; /* TID (or pid) of the latest known holder */
 	__u64 touched; /* the epoch of the last event that changed it */
+	/* Bit b: slot b of the histogram has counted, here or on another
+	 * CPU (the reader ORs them). Readers look at these slots alone. */
+	__u64 hist_used;
+	__u64 hold_used;
 	/* Wrapping counters: the collector diffs them modulo 2^32. */
 	__u32 hist[LT_HIST_SLOTS];
 	__u32 hold_hist[LT_HIST_SLOTS];

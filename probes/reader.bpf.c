@@ -3,7 +3,8 @@
  * The collector's readers. Each is run on demand (BPF_PROG_TEST_RUN),
  * walks a map with bpf_for_each_map_elem() under RCU, sums each entry's
  * per-CPU values in the kernel and writes one record per entry into an
- * array the collector maps into its memory. Nothing is copied through a
+ * array the collector maps into its memory; of a lock's histograms, only
+ * the slots its masks name are written. Nothing is copied through a
  * system call and no bucket lock is taken, where a batch lookup takes
  * every bucket's lock. Each writes only the entries a probe touched
  * since the last read, so idle locks cost the walk alone.
@@ -54,11 +55,33 @@ struct {
 	__type(value, struct lt_inflight);
 } wait_out SEC(".maps");
 
-static __always_inline void sum_lock(struct lt_lock_stat *s,
-				     const struct lt_lock_stat *v)
+/*
+ * Adds one CPU's used histogram slots into a record whose used slots are
+ * *used. A slot the record has not used yet starts from this CPU's
+ * count: the record's other slots hold whatever an earlier read left.
+ */
+static __always_inline void sum_slots(__u32 *to, __u64 *used,
+				      const __u32 *from, __u64 from_used)
 {
 	__u32 b;
 
+	for (b = 0; b < LT_HIST_SLOTS; b++) {
+		if (!(from_used & (1ULL << b)))
+			continue;
+		if (*used & (1ULL << b))
+			to[b] += from[b];
+		else
+			to[b] = from[b];
+	}
+	*used |= from_used;
+}
+
+/* The counters up to the histograms; see struct lt_lock_stat. */
+#define LT_STAT_HEAD offsetof(struct lt_lock_stat, hist)
+
+static __always_inline void sum_lock(struct lt_lock_stat *s,
+				     const struct lt_lock_stat *v)
+{
 	s->waits += v->waits;
 	s->wait_ns += v->wait_ns;
 	s->contended += v->contended;
@@ -80,13 +103,9 @@ static __always_inline void sum_lock(struct lt_lock_stat *s,
 		s->max_hold_ns = v->max_hold_ns;
 	if (v->last_holder)
 		s->last_holder = v->last_holder;
-	/* Most locks wait or hold, not both: skip the empty histogram. */
-	if (v->waits)
-		for (b = 0; b < LT_HIST_SLOTS; b++)
-			s->hist[b] += v->hist[b];
-	if (v->hold_ns)
-		for (b = 0; b < LT_HIST_SLOTS; b++)
-			s->hold_hist[b] += v->hold_hist[b];
+	/* Only the slots that ever counted: most locks use a few. */
+	sum_slots(s->hist, &s->hist_used, v->hist, v->hist_used);
+	sum_slots(s->hold_hist, &s->hold_used, v->hold_hist, v->hold_used);
 }
 
 static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
@@ -113,7 +132,13 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		return 1; /* the array is as large as the map: not reached */
 	/* The walk hands over this CPU's value; the others are looked up. */
 	rec->key = key;
-	rec->sum = *here;
+	__builtin_memcpy(&rec->sum, here, LT_STAT_HEAD);
+	rec->sum.hist_used = 0;
+	rec->sum.hold_used = 0;
+	sum_slots(rec->sum.hist, &rec->sum.hist_used, here->hist,
+		  here->hist_used);
+	sum_slots(rec->sum.hold_hist, &rec->sum.hold_used, here->hold_hist,
+		  here->hold_used);
 	if (here->max_epoch < max_epoch)
 		rec->sum.max_ns = 0;
 	for (cpu = 0; cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
