@@ -838,8 +838,7 @@ static int link_party(struct lt_collector *c, struct party_state *ps,
 	p = proc_of(c, (pid_t)sk.pid);
 	if (p < 0)
 		return (int)p;
-	if (new_side && !sk.holder &&
-	    add_pid(c, lock, c->procs[p].pid))
+	if (new_side && !sk.holder && add_pid(c, lock, c->procs[p].pid))
 		return -ENOMEM;
 	ps->lock = lock;
 	ps->side = (size_t)k;
@@ -873,8 +872,8 @@ static int merge_party(struct lt_collector *c, const void *rec)
 		if (i < 0)
 			return 0; /* a lock whose figures the kernel lost */
 		k = state_of(&c->party_ix, (void **)&c->party, &c->n_party,
-			     &c->cap_party, sizeof(*c->party), pk,
-			     sizeof(*pk), &created);
+			     &c->cap_party, sizeof(*c->party), pk, sizeof(*pk),
+			     &created);
 		if (k < 0)
 			return (int)k;
 		err = link_party(c, &c->party[k], (size_t)i);

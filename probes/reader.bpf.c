@@ -60,8 +60,8 @@ struct {
  * *used. A slot the record has not used yet starts from this CPU's
  * count: the record's other slots hold whatever an earlier read left.
  */
-static __always_inline void sum_slots(__u32 *to, __u64 *used,
-				      const __u32 *from, __u64 from_used)
+static __always_inline void sum_slots(__u32 *to, __u64 *used, const __u32 *from,
+				      __u64 from_used)
 {
 	__u32 b;
 
