@@ -1314,21 +1314,23 @@ static char *stack_text(struct lt_collector *c, const struct lt_stack_key *sk,
 static void resolve_snaps(struct lt_collector *c)
 {
 	int qfd = bpf_map__fd(c->futex->maps.new_snaps);
+	int sfd = bpf_map__fd(c->futex->maps.stack_snaps);
 	struct lt_stack_key sk;
 	bool created;
 	ssize_t i;
 
 	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &sk)) {
-		if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stack_snaps),
-					&sk, c->snap_buf))
+		if (bpf_map_lookup_elem(sfd, &sk, c->snap_buf))
 			continue;
 		i = state_of(&c->stext_ix, (void **)&c->stexts, &c->n_stexts,
 			     &c->cap_stexts, sizeof(*c->stexts), &sk,
 			     sizeof(sk), &created);
-		if (i < 0 || !created)
-			continue;
-		c->stexts[i].text =
-			stack_text(c, &sk, (pid_t)c->snap_buf->tgid);
+		if (i >= 0 && created)
+			c->stexts[i].text =
+				stack_text(c, &sk, (pid_t)c->snap_buf->tgid);
+		/* The text is ours now: the snapshot's room goes to the
+		 * next new stack. */
+		bpf_map_delete_elem(sfd, &sk);
 	}
 }
 

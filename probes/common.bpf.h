@@ -99,7 +99,8 @@ struct {
 	__type(value, struct lt_stack_stat);
 } lock_stacks SEC(".maps");
 
-/* The first wait of each (lock, stack): its registers and stack top. */
+/* The first wait of each (lock, stack): its registers and stack top,
+ * until the collector has unwound it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only with --stacks */
@@ -391,8 +392,10 @@ record_stack(void *ctx, const struct lt_lock_key *lock, __u32 tgid, __u64 ns)
 	if (!ss) {
 		bpf_map_update_elem(&lock_stacks, &sk, &fresh, BPF_NOEXIST);
 		ss = bpf_map_lookup_elem(&lock_stacks, &sk);
-		if (!ss)
+		if (!ss) {
+			count_drop(LT_DROP_STACKS_FULL);
 			return;
+		}
 		snap_stack(&sk, tgid);
 	}
 	ss->count++;

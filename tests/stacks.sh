@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # --stacks: the stack of a lock's contended waits, unwound through code
 # built without frame pointers (Debian's glibc) from the snapshot the
-# probe keeps, is the caller's whole path, for futex and file locks.
+# probe keeps, is the caller's whole path, for futex and file locks. A
+# snapshot leaves the kernel once it is unwound: the map keeps room for
+# new stacks however long locktop runs.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 contend=$2 lockbench=$3
 require_bpf
@@ -23,4 +25,27 @@ printf 'fcntl:\n%s\n' "$stack"
 grep -q 'fcntl' <<<"$stack" || fail "no fcntl frame"
 grep -q '^lb_lock_acquire+0x[0-9a-f]* (lockbench)$' <<<"$stack" || fail "no frame in lockbench's acquire"
 grep -q '^main+0x[0-9a-f]* (lockbench)$' <<<"$stack" || fail "the unwind stopped before main"
+# Live: once a read has unwound them, no snapshot stays in the kernel,
+# while the (lock, stack) figures do.
+map_len() {
+	/usr/sbin/bpftool map dump name "$1" -j 2>/dev/null | jq length
+}
+"$contend" -t 3 -n 40000 -h 20 >/dev/null &
+work=$!
+"$locktop" --batch --json --stacks --delay 0.3 --pid "$work" \
+	--output "$tmpdir/live.json" &
+lt=$!
+for _ in $(seq 50); do
+	[ "$(jq -s 'map(select(.locks[0].stack)) | length' "$tmpdir/live.json" \
+		2>/dev/null || echo 0)" -ge 2 ] && break
+	sleep 0.2
+done
+figures=$(map_len lock_stacks)
+snaps=$(map_len stack_snaps)
+kill -INT "$lt"
+wait "$lt" || fail "locktop failed"
+wait "$work" || true
+echo "live: $figures (lock, stack) entries, $snaps snapshots kept"
+[ "${figures:-0}" -ge 1 ] || fail "no stack figures while running"
+[ "${snaps:-1}" -eq 0 ] || fail "$snaps snapshots still in the kernel after their unwind"
 echo PASS
