@@ -129,19 +129,25 @@ struct {
 	__type(value, struct lt_stack_key);
 } new_snaps SEC(".maps");
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/*
+ * The current task's open file fd, or NULL. The walk to the table is
+ * plain loads through BTF pointers; the slot itself, at an offset the
+ * verifier cannot bound, is one read, and its file is typed again.
+ */
 static __always_inline struct file *fd_file(int fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct file **fds;
+	struct fdtable *fdt = task->files->fdt;
 	struct file *f = NULL;
-	unsigned int max;
 
-	fds = BPF_CORE_READ(task, files, fdt, fd);
-	max = BPF_CORE_READ(task, files, fdt, max_fds);
-	if (fd < 0 || (unsigned int)fd >= max)
+	if (fd < 0 || (unsigned int)fd >= fdt->max_fds)
 		return NULL;
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	return f;
+	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
+	if (!f)
+		return NULL;
+	return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 }
 
 /* The current thread's state; created when create is set. */

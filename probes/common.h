@@ -226,6 +226,15 @@ struct lt_thread {
 	/* One at a time; each probe ends only waits of its own kinds. */
 	struct lt_inflight wait;
 	struct lt_thread_locks held; /* file locks held, innermost last */
+	/* The pread-path call in progress (ts 0: none), for its time and
+	 * its file. */
+	struct {
+		__u64 dev;
+		__u64 ino;
+		__u64 ts;
+		__u32 write;
+		__s32 fd;
+	} io;
 	__u64 episode; /* futex: address waited on since the last wake */
 	__u32 ident_next; /* the cache slot to replace next */
 	__u32 pad;

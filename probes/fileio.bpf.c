@@ -12,20 +12,6 @@
 #include "common.bpf.h"
 #include "fileio.h"
 
-struct io_start {
-	struct lt_file_key file;
-	__u64 ts;
-	__u32 write;
-	__s32 fd;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct io_start);
-} io_start SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, LT_MAX_FILES);
@@ -40,11 +26,11 @@ struct {
 	__type(value, struct lt_file_where);
 } file_where SEC(".maps");
 
+/* A call starts: its file and time go in the thread's storage. */
 static __always_inline int io_begin(int fd, __u32 write)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct io_start s = { .write = write, .fd = fd };
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct lt_thread *th;
 	struct file *f;
 
 	if (!wanted(tgid))
@@ -52,58 +38,65 @@ static __always_inline int io_begin(int fd, __u32 write)
 	f = fd_file(fd);
 	if (!f)
 		return 0;
-	s.file.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	s.file.ino = BPF_CORE_READ(f, f_inode, i_ino);
-	s.ts = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&io_start, &tid, &s, BPF_ANY))
+	th = this_thread(true);
+	if (!th) {
 		count_drop(LT_DROP_START_FULL);
+		return 0;
+	}
+	th->io.dev = f->f_inode->i_sb->s_dev;
+	th->io.ino = f->f_inode->i_ino;
+	th->io.write = write;
+	th->io.fd = fd;
+	th->io.ts = bpf_ktime_get_ns();
 	return 0;
 }
 
-static __always_inline void name_file(const struct io_start *s, __u32 tgid)
+static __always_inline void name_file(const struct lt_file_key *key, int fd,
+				      __u32 tgid)
 {
-	struct lt_file_where w = { .tgid = tgid, .fd = s->fd };
-	struct file *f = fd_file(s->fd);
+	struct lt_file_where w = { .tgid = tgid, .fd = fd };
+	struct file *f = fd_file(fd);
 
 	if (!f)
 		return;
 	bpf_probe_read_kernel_str(w.name, sizeof(w.name),
-				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
-	bpf_map_update_elem(&file_where, &s->file, &w, BPF_NOEXIST);
+				  f->f_path.dentry->d_name.name);
+	bpf_map_update_elem(&file_where, key, &w, BPF_NOEXIST);
 }
 
 static __always_inline int io_end(long ret)
 {
 	static const struct lt_file_stat zero;
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct lt_file_key key;
 	struct lt_thread_locks *tl;
 	struct lt_thread *th;
 	struct lt_lock_stat *ls;
-	__u32 top;
 	struct lt_file_stat *fs;
-	struct io_start *s;
 	__u64 delta;
+	__u32 top;
 
-	s = bpf_map_lookup_elem(&io_start, &tid);
-	if (!s)
+	th = this_thread(false);
+	if (!th || !th->io.ts)
 		return 0;
-	delta = bpf_ktime_get_ns() - s->ts;
-	fs = bpf_map_lookup_elem(&file_stat, &s->file);
+	delta = bpf_ktime_get_ns() - th->io.ts;
+	th->io.ts = 0;
+	key.dev = th->io.dev;
+	key.ino = th->io.ino;
+	fs = bpf_map_lookup_elem(&file_stat, &key);
 	if (!fs) {
-		if (bpf_map_update_elem(&file_stat, &s->file, &zero,
-					BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&file_stat, &s->file)) {
+		if (bpf_map_update_elem(&file_stat, &key, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&file_stat, &key)) {
 			count_drop(LT_DROP_FILES_FULL);
-			goto out;
+			return 0;
 		}
-		name_file(s, tgid);
+		name_file(&key, th->io.fd, tgid);
 		remember_comm(tgid);
-		fs = bpf_map_lookup_elem(&file_stat, &s->file);
+		fs = bpf_map_lookup_elem(&file_stat, &key);
 		if (!fs)
-			goto out;
+			return 0;
 	}
-	if (s->write) {
+	if (th->io.write) {
 		fs->writes++;
 		if (ret > 0)
 			fs->write_bytes += ret;
@@ -115,9 +108,8 @@ static __always_inline int io_end(long ret)
 	fs->io_ns += delta;
 	fs->hist[log2_slot(delta)]++;
 
-	th = this_thread(false);
-	tl = th ? &th->held : NULL;
-	if (tl && tl->n) {
+	tl = &th->held;
+	if (tl->n) {
 		fs->io_under_lock_ns += delta;
 		top = tl->n - 1;
 		if (top < LT_HELD_DEPTH) {
@@ -126,8 +118,6 @@ static __always_inline int io_end(long ret)
 				ls->io_under_lock_ns += delta;
 		}
 	}
-out:
-	bpf_map_delete_elem(&io_start, &tid);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pread under an fcntl chain lock is charged to that lock as I/O under
-# lock, and the table file shows its pread traffic.
+# lock, and the table file shows its pread traffic: as many calls and
+# bytes as lockbench made.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 lockbench=$2
 require_bpf
@@ -13,10 +14,17 @@ chains=$(jq '[.locks[] | select(.kind == "fcntl" and (.name | contains("table.td
 	and .io_under_lock_ns > 0)] | length' <<<"$final")
 [ "$chains" -ge 8 ] || fail "only $chains locks carry I/O under lock"
 file=$(jq -c '[.files[] | select(.name | contains("table.tdb"))][0]' <<<"$final")
-[ "$(jq .reads <<<"$file")" -gt 1000 ] || fail "pread count: $file"
+# The file's calls and bytes are lockbench's own count of them, exactly.
+for f in reads:io_reads writes:io_writes read_bytes:io_read_bytes \
+	write_bytes:io_write_bytes; do
+	got=$(jq ".${f%%:*}" <<<"$file")
+	want=$(jq ".${f#*:}" "$tmpdir/lb.json")
+	[ "$want" -gt 0 ] || fail "lockbench counted no ${f#*:}"
+	[ "$got" = "$want" ] || fail "${f%%:*}: $got seen, lockbench made $want"
+done
 [ "$(jq .io_under_lock_ns <<<"$file")" -gt 0 ] || fail "file I/O under lock: $file"
 # All of that I/O happened under a lock: lockbench does I/O only then.
 jq -e '.io_under_lock_ns >= .io_ns * 0.9' <<<"$file" >/dev/null ||
 	fail "I/O under lock is less than 90% of the file's I/O: $file"
-echo "ok: $chains locks; file $(jq -c '{reads, writes, io_ns, io_under_lock_ns}' <<<"$file")"
+echo "ok: $chains locks; file $(jq -c '{reads, writes, read_bytes, write_bytes, io_ns, io_under_lock_ns}' <<<"$file")"
 echo PASS

@@ -171,6 +171,9 @@ struct lb_wstats {
 	uint64_t repairs;
 	uint64_t owner_dead;
 	uint64_t wait_max;
+	/* Record I/O system calls (--io pread or lseek) and their bytes. */
+	uint64_t io_reads, io_writes;
+	uint64_t io_read_bytes, io_write_bytes;
 	uint32_t kill_plan; /* kills this slot is to suffer */
 	uint32_t kill_done;
 	int32_t at_kill_point;
@@ -204,6 +207,8 @@ struct lb_result {
 	uint64_t frees;
 	uint64_t repairs;
 	uint64_t owner_dead;
+	uint64_t io_reads, io_writes;
+	uint64_t io_read_bytes, io_write_bytes;
 	uint64_t kills;
 	uint64_t acquires;
 	uint64_t contended;

@@ -212,6 +212,10 @@ void lb_report_json(const struct lb_run *run)
 	add(o, "free_records", u64(res->free_records));
 	add(o, "allocs", u64(res->allocs));
 	add(o, "frees", u64(res->frees));
+	add(o, "io_reads", u64(res->io_reads));
+	add(o, "io_writes", u64(res->io_writes));
+	add(o, "io_read_bytes", u64(res->io_read_bytes));
+	add(o, "io_write_bytes", u64(res->io_write_bytes));
 
 	add(o, "acquires", u64(res->acquires));
 	add(o, "contended", u64(res->contended));

@@ -482,6 +482,10 @@ static void merge_stats(struct lb_run *run)
 		res->frees += ws->frees;
 		res->repairs += ws->repairs;
 		res->owner_dead += ws->owner_dead;
+		res->io_reads += ws->io_reads;
+		res->io_writes += ws->io_writes;
+		res->io_read_bytes += ws->io_read_bytes;
+		res->io_write_bytes += ws->io_write_bytes;
 		if (ws->wait_max > res->wait_max)
 			res->wait_max = ws->wait_max;
 		for (int b = 0; b < LB_HIST_BUCKETS; b++)

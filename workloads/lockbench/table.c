@@ -120,6 +120,10 @@ static void io_read(struct lb_worker *w, uint64_t off, void *buf, size_t len)
 			n = pread(w->fd, p, len, (off_t)off);
 		else
 			n = read(w->fd, p, len);
+		if (w->st) {
+			w->st->io_reads++;
+			w->st->io_read_bytes += n > 0 ? (uint64_t)n : 0;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -152,6 +156,10 @@ static void io_write(struct lb_worker *w, uint64_t off, const void *buf,
 			n = pwrite(w->fd, p, len, (off_t)off);
 		else
 			n = write(w->fd, p, len);
+		if (w->st) {
+			w->st->io_writes++;
+			w->st->io_write_bytes += n > 0 ? (uint64_t)n : 0;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
