@@ -115,6 +115,7 @@ struct lt_lock_stat {
 	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
 	__u64 last_holder; /* TID (or pid) of the latest known holder */
 	__u64 touched; /* the epoch of the last event that changed it */
+	__u64 owner_named; /* futex waits whose word named the holder */
 	/* Bit b: slot b of the histogram has counted, here or on another
 	 * CPU (the reader ORs them). Readers look at these slots alone. */
 	__u64 hist_used;

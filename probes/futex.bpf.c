@@ -243,12 +243,11 @@ static __always_inline __u32 classify_wait(__u32 val, __u32 tgid)
 	__u64 ra;
 
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	k.ip = BPF_CORE_READ(regs, ip);
+	k.ip = regs->ip;
 	s = site_of(&k);
 	if (s && s->verdict == LT_SITE_CALLER) {
-		if (bpf_probe_read_user(
-			    &ra, sizeof(ra),
-			    (void *)(BPF_CORE_READ(regs, sp) + s->ra_off)))
+		if (bpf_probe_read_user(&ra, sizeof(ra),
+					(void *)(regs->sp + s->ra_off)))
 			return by_value;
 		k.ip = ra;
 		s = site_of(&k);
@@ -356,6 +355,7 @@ static __always_inline int wait_end(void *ctx, long ret)
 			th->episode = uaddr;
 		}
 		if (in->holder) {
+			st->owner_named++;
 			st->last_holder = in->holder;
 			credit(&in->lock, in->holder, LT_ROLE_HOLDER, delta);
 		}
@@ -368,7 +368,8 @@ out:
 }
 
 /*
- * A wake names the waker as the lock's last holder. Only locks someone
+ * A wake names the waker as the lock's last holder, unless the lock's
+ * word names its owner (robust and PI mutexes). Only locks someone
  * has waited on have an entry to credit; the kind of the word's latest
  * wait seen by this thread is looked up first.
  */
@@ -402,7 +403,9 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	if (c)
 		c->key.kind = key.kind;
 	st->wakes++;
-	if (key.kind != LT_PK_FUTEX_COND) {
+	/* Where the word names the owner, its waiters credit the holder,
+	 * with the wait it caused: the waker adds nothing to that. */
+	if (key.kind != LT_PK_FUTEX_COND && !st->owner_named) {
 		st->last_holder = tid;
 		credit(&key, tgid, LT_ROLE_HOLDER_PROC, 0);
 	}
