@@ -399,7 +399,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	struct file_lock_core *blocker;
 	struct lt_lock_stat *st;
 
-	if (!fl || !wanted(tgid))
+	if (!fl)
 		return 0;
 	lock.dev_or_tgid = inode->i_sb->s_dev;
 	lock.ino = inode->i_ino;
@@ -417,6 +417,10 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 			kind == LT_PK_FLOCK ? OFFSET_MAX : lock.end);
 		return 0;
 	}
+	/* Releases come first: an exit's comes after the process has left
+	 * the traced set, and only holds it took are in the map. */
+	if (!wanted(tgid))
+		return 0;
 	if (!ret) {
 		granted(ctx, &lock, fl, (__u64)fl->c.flc_owner, tid, tgid);
 		return 0;
