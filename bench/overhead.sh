@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Tracing overhead, measured side by side in one run: lockbench elapsed
-# time untraced, under locktop, and under a bpftrace script that sums the
-# same waits. Runs alternate so that machine noise hits all three alike;
-# the ratios of medians are printed, never absolute judgements.
+# time untraced, under locktop, under a bpftrace script that sums the
+# same waits, and under empty programs on every event locktop attaches to
+# (the floor: what tracing those points costs before any work, such as
+# the slow path every system call takes once a syscall tracepoint is on).
+# Runs alternate so that machine noise hits all alike; the ratios of
+# medians are printed, never absolute judgements.
 #
 #   bench/overhead.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
@@ -13,6 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 lockbench=$build/workloads/lockbench
 locktop=$build/tui/locktop
 bt=$here/futex-fcntl-wait.bt
+floor=$build/bench/attach-floor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
@@ -34,21 +38,25 @@ start_tracer() {
 	bpftrace)
 		bpftrace "$bt" >/dev/null 2>"$tmp/bt.err" &
 		;;
+	floor)
+		"$floor" >/dev/null &
+		;;
 	esac
 	tracer=$!
 	case $1 in
 	locktop) wait_progs '^lt_futex_enter$' ;;
 	bpftrace) wait_progs 'sys_enter_futex|tracepoint__sys' ;;
+	floor) wait_progs '^floor_exit$' ;;
 	esac
 	# Steady state: locktop's first sampling window of the kernel's
 	# BPF statistics (at most a second) is over.
 	sleep 1.2
 }
 
-printf '%-8s %10s %10s %10s %9s %9s\n' backend untraced locktop bpftrace \
-	"lt/base" "bt/base"
+printf '%-8s %10s %10s %10s %10s %9s %9s %9s\n' backend untraced locktop \
+	bpftrace floor "lt/base" "bt/base" "fl/base"
 for backend in mutex fcntl; do
-	: >"$tmp/base" ; : >"$tmp/lt" ; : >"$tmp/bt"
+	: >"$tmp/base" ; : >"$tmp/lt" ; : >"$tmp/bt" ; : >"$tmp/fl"
 	for r in $(seq "$rounds"); do
 		echo "round $r/$rounds $backend" >&2
 		run_lb "$backend" >>"$tmp/base"
@@ -62,11 +70,17 @@ for backend in mutex fcntl; do
 			stop_tracer
 			sleep 0.5
 		fi
+		start_tracer floor
+		run_lb "$backend" >>"$tmp/fl"
+		stop_tracer
+		sleep 0.5
 	done
 	b=$(median <"$tmp/base")
 	l=$(median <"$tmp/lt")
 	t=$( [ -s "$tmp/bt" ] && median <"$tmp/bt" || echo nan)
-	awk -v k="$backend" -v b="$b" -v l="$l" -v t="$t" 'BEGIN {
-		printf "%-8s %9.2fs %9.2fs %9.2fs %9.3f %9.3f\n", k, b, l, t,
-			l / b, (t == "nan" ? 0 : t / b) }'
+	f=$( [ -s "$tmp/fl" ] && median <"$tmp/fl" || echo nan)
+	awk -v k="$backend" -v b="$b" -v l="$l" -v t="$t" -v f="$f" 'BEGIN {
+		printf "%-8s %9.2fs %9.2fs %9.2fs %9.2fs %9.3f %9.3f %9.3f\n",
+			k, b, l, t, f, l / b, (t == "nan" ? 0 : t / b),
+			(f == "nan" ? 0 : f / b) }'
 done

@@ -9,7 +9,8 @@
 # lockbench run (-n 64) after a warm-up run, and puts it back after.
 # An event is one futex call (mutex) or one fcntl lock call (fcntl); ns
 # per event sums every program of that tracer that ran. Phases alternate
-# over ROUNDS rounds and the medians are printed.
+# over ROUNDS rounds and the medians are printed; then, per probe, each
+# of locktop's programs with its own ns per run.
 #
 #   bench/probe-cost.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
@@ -50,6 +51,13 @@ prog_sum() {
 	bpftool prog show -j 2>/dev/null | jq -r --arg n "$1" '
 		[.[] | select((.name // "") | test($n))] |
 		"\(map(.run_cnt // 0) | add // 0) \(map(.run_time_ns // 0) | add // 0)"'
+}
+
+# "name run_cnt run_time_ns" for each loaded program matching $1, sorted.
+each() {
+	bpftool prog show -j 2>/dev/null | jq -r --arg n "$1" '
+		.[] | select((.name // "") | test($n)) |
+		"\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' | sort
 }
 
 # Runs of the programs whose names match $1: the calls.
@@ -97,9 +105,15 @@ phase() {
 	sysctl -qw kernel.bpf_stats_enabled=1
 	read -r n0 t0 < <(prog_sum "$(ours "$1")")
 	c0=$(calls_of "$pattern")
+	each "$(ours "$1")" >"$tmp/each0"
 	"$lockbench" --lock "$2" -n 64 -l "$loops" -H 1000 --path "$tmp/t.tdb" >/dev/null
 	read -r n1 t1 < <(prog_sum "$(ours "$1")")
 	c1=$(calls_of "$pattern")
+	each "$(ours "$1")" >"$tmp/each1"
+	# Each program's own ns per run, this round, for the per-probe table.
+	join "$tmp/each0" "$tmp/each1" | awk -v tag="$1:$2" '$4 - $2 > 0 {
+		printf "%s %s %d %.0f\n", tag, $1, $4 - $2, ($5 - $3) / ($4 - $2) }' \
+		>>"$tmp/per-prog"
 	sysctl -qw kernel.bpf_stats_enabled="$was"
 	stop
 	awk -v n=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN {
@@ -119,4 +133,19 @@ for backend in mutex fcntl; do
 	done
 	printf '%-8s %12s %12s %12s\n' "$backend" "$(median <"$tmp/locktop")" \
 		"$(median <"$tmp/empty")" "$(median <"$tmp/bpftrace")"
+done
+
+# Per probe: each of locktop's programs that ran, its runs in the last
+# round and the median of its ns per run over the rounds.
+printf '\n%-8s %-18s %10s %10s   (locktop, each program)\n' backend program \
+	runs ns/run
+for backend in mutex fcntl; do
+	for prog in $(awk -v t="locktop:$backend" '$1 == t { print $2 }' \
+		"$tmp/per-prog" | sort -u); do
+		runs=$(awk -v t="locktop:$backend" -v p="$prog" \
+			'$1 == t && $2 == p { r = $3 } END { print r }' "$tmp/per-prog")
+		ns=$(awk -v t="locktop:$backend" -v p="$prog" \
+			'$1 == t && $2 == p { print $4 }' "$tmp/per-prog" | median)
+		printf '%-8s %-18s %10s %10s\n' "$backend" "$prog" "$runs" "$ns"
+	done
 done
