@@ -112,9 +112,10 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		      struct lt_lock_stat *here, void *ctx)
 {
 	__u32 i = n_locks, cpu, this_cpu = bpf_get_smp_processor_id();
+	__u32 first = LT_MAX_CPUS; /* the other CPU whose stamp told */
+	struct lt_lock_stat *v, *first_v = NULL;
 	struct lt_lock_key key = *k;
 	bool touched = here->touched >= since;
-	struct lt_lock_stat *v;
 	struct lt_lock_rec *rec;
 
 	visited++;
@@ -123,14 +124,19 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		if (cpu == this_cpu)
 			continue; /* `here` is this CPU's, checked above */
 		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
-		touched = v && v->touched >= since;
+		if (v && v->touched >= since) {
+			touched = true;
+			first = cpu;
+			first_v = v;
+		}
 	}
 	if (!touched)
 		return 0;
 	rec = bpf_map_lookup_elem(&lock_out, &i);
 	if (!rec)
 		return 1; /* the array is as large as the map: not reached */
-	/* The walk hands over this CPU's value; the others are looked up. */
+	/* The walk hands over this CPU's value; the others are looked up,
+	 * but for the one the stamps were read from. */
 	rec->key = key;
 	__builtin_memcpy(&rec->sum, here, LT_STAT_HEAD);
 	rec->sum.hist_used = 0;
@@ -144,7 +150,9 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 	for (cpu = 0; cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
 		if (cpu == this_cpu)
 			continue;
-		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
+		v = cpu == first ?
+			    first_v :
+			    bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
 		if (v)
 			sum_lock(&rec->sum, v);
 	}
