@@ -173,6 +173,8 @@ struct lt_collector {
 
 	__u32 *gone; /* processes that ended before this read, sorted */
 	size_t n_gone, cap_gone;
+	struct lt_stack_key *doomed; /* (lock, stack) entries of the dead */
+	size_t n_doomed, cap_doomed;
 
 	struct tid_entry *tids; /* TID -> process, for holders */
 	size_t n_tids, cap_tids;
@@ -1020,6 +1022,16 @@ static bool is_gone(const __u32 *gone, size_t n, __u32 tgid)
 	return bsearch(&tgid, gone, n, sizeof(*gone), cmp_u32) != NULL;
 }
 
+/* A private lock (a process's own futex) of a process that has ended. */
+static bool private_gone(const struct lt_collector *c,
+			 const struct lt_lock_key *k)
+{
+	if (k->shared ||
+	    (k->kind >= LT_PK_FCNTL && k->kind != LT_PK_FUTEX_COND))
+		return false;
+	return is_gone(c->gone, c->n_gone, (__u32)k->dev_or_tgid);
+}
+
 /*
  * Drops from the kernel's maps what only ended processes can touch: their
  * private locks and their parties, after this read took their last
@@ -1058,10 +1070,7 @@ static void forget_exited(struct lt_collector *c)
 	for (i = 0; i < c->n_locks; i++) {
 		const struct lt_lock_key *k = &c->lstate[i].key;
 
-		if (k->shared ||
-		    (k->kind >= LT_PK_FCNTL && k->kind != LT_PK_FUTEX_COND))
-			continue;
-		if (!is_gone(c->gone, n, (__u32)k->dev_or_tgid))
+		if (!private_gone(c, k))
 			continue;
 		if (!bpf_map_delete_elem(sfd, k) && c->snap.lock_entries)
 			c->snap.lock_entries--; /* in use after this read */
@@ -1245,6 +1254,14 @@ static int merge_stack(struct lt_collector *c, const void *key,
 		s->top_stack = sk->stack_id;
 		s->top_stack_pid = (pid_t)tgid;
 	}
+	/* No process can wait there again: once this read has its figures
+	 * (the text shown stays), it leaves the kernel's map. */
+	if (c->n_gone && private_gone(c, &sk->lock)) {
+		if (lt_grow((void **)&c->doomed, &c->cap_doomed,
+			    c->n_doomed + 1, sizeof(*c->doomed)))
+			return -ENOMEM;
+		c->doomed[c->n_doomed++] = *sk;
+	}
 	return 0;
 }
 
@@ -1362,12 +1379,16 @@ static int read_stacks(struct lt_collector *c)
 
 	for (i = 0; i < c->n_locks; i++)
 		c->lstate[i].top_stack_ns = 0;
+	c->n_doomed = 0;
 	err = for_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
 			     sizeof(struct lt_stack_key),
 			     sizeof(struct lt_stack_stat), true, merge_stack,
 			     NULL);
 	if (err)
 		return err;
+	for (i = 0; i < c->n_doomed; i++)
+		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.lock_stacks),
+				    &c->doomed[i]);
 	for (i = 0; i < c->n_locks; i++) {
 		show_stack(c, &c->lstate[i]);
 		c->locks[i].stack = c->lstate[i].stack;
@@ -2073,6 +2094,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->fstate);
 	free(c->tids);
 	free(c->gone);
+	free(c->doomed);
 	free(c->site_keys);
 	free(c->snap_buf);
 	free(c->party);

@@ -2,8 +2,9 @@
 # --stacks: the stack of a lock's contended waits, unwound through code
 # built without frame pointers (Debian's glibc) from the snapshot the
 # probe keeps, is the caller's whole path, for futex and file locks. A
-# snapshot leaves the kernel once it is unwound: the map keeps room for
-# new stacks however long locktop runs.
+# snapshot leaves the kernel once it is unwound, and the stacks of a
+# process's own locks once it has ended: the maps keep room for new
+# stacks however long locktop runs.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 contend=$2 lockbench=$3
 require_bpf
@@ -42,10 +43,18 @@ for _ in $(seq 50); do
 done
 figures=$(map_len lock_stacks)
 snaps=$(map_len stack_snaps)
-kill -INT "$lt"
-wait "$lt" || fail "locktop failed"
-wait "$work" || true
 echo "live: $figures (lock, stack) entries, $snaps snapshots kept"
 [ "${figures:-0}" -ge 1 ] || fail "no stack figures while running"
 [ "${snaps:-1}" -eq 0 ] || fail "$snaps snapshots still in the kernel after their unwind"
+# Once the process has ended and a read took its last figures, its own
+# locks' stacks leave the kernel; the stack shown stays.
+wait "$work" || true
+sleep 1.5
+left=$(map_len lock_stacks)
+kill -INT "$lt"
+wait "$lt" || fail "locktop failed"
+echo "after the exit: $left (lock, stack) entries"
+[ "${left:-1}" -eq 0 ] || fail "$left stack entries of an ended process are still in the kernel"
+stack=$(tail -n 1 "$tmpdir/live.json" | jq -r '.locks[0].stack // ""')
+grep -q 'pthread_mutex_lock' <<<"$stack" || fail "the ended process's lock lost its stack: $stack"
 echo PASS
