@@ -869,13 +869,15 @@ static int merge_party(struct lt_collector *c, const void *rec)
 	int err;
 
 	k = lt_index_find(&c->party_ix, pk, c->party);
-	if (k < 0) {
+	if (k < 0 || !c->party[k].linked) {
 		i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
 		if (i < 0)
 			return 0; /* a lock whose figures the kernel lost */
-		k = state_of(&c->party_ix, (void **)&c->party, &c->n_party,
-			     &c->cap_party, sizeof(*c->party), pk, sizeof(*pk),
-			     &created);
+		if (k < 0)
+			k = state_of(&c->party_ix, (void **)&c->party,
+				     &c->n_party, &c->cap_party,
+				     sizeof(*c->party), pk, sizeof(*pk),
+				     &created);
 		if (k < 0)
 			return (int)k;
 		err = link_party(c, &c->party[k], (size_t)i);
@@ -1075,6 +1077,10 @@ static void forget_exited(struct lt_collector *c)
 		if (!bpf_map_delete_elem(sfd, k) && c->snap.lock_entries)
 			c->snap.lock_entries--; /* in use after this read */
 		bpf_map_delete_elem(wfd, k);
+		/* A PID that comes back may use the same address: its
+		 * entry starts from zero, and so must what it is diffed
+		 * against (the histograms wrap rather than restart). */
+		memset(&c->lstate[i].raw, 0, sizeof(c->lstate[i].raw));
 	}
 	for (i = 0; i < c->n_sites;) {
 		if (is_gone(c->gone, n, c->site_keys[i].tgid)) {
@@ -1096,8 +1102,13 @@ static void forget_exited(struct lt_collector *c)
 
 		if (is_gone(c->gone, n, who) ||
 		    (private &&
-		     is_gone(c->gone, n, (__u32)pk->lock.dev_or_tgid)))
+		     is_gone(c->gone, n, (__u32)pk->lock.dev_or_tgid))) {
 			bpf_map_delete_elem(pfd, pk);
+			/* The same key again is a new party: a reused TID
+			 * may belong to another process. */
+			c->party[i].count = c->party[i].ns = 0;
+			c->party[i].linked = false;
+		}
 	}
 }
 
