@@ -236,6 +236,17 @@ struct lt_thread {
 		__u32 write;
 		__s32 fd;
 	} io;
+	/* futex: the verdict on the call site of this thread's last plain
+	 * wait, once the collector gave one, so the next wait from there
+	 * looks nothing up. */
+	struct {
+		__u64 ip;
+		__u64 ra; /* with a shared helper: the caller judged */
+		__s32 ra_off; /* where that return address is, from sp */
+		__u32 helper; /* the site is a shared helper */
+		__u32 verdict; /* enum lt_site_verdict; 0: none kept */
+		__u32 pad;
+	} site;
 	__u64 episode; /* futex: address waited on since the last wake */
 	__u32 ident_next; /* the cache slot to replace next */
 	__u32 pad;

@@ -223,28 +223,50 @@ static __always_inline struct lt_site *site_of(struct lt_site_key *k)
 	return s;
 }
 
+/* The kind a final verdict gives a wait. */
+static __always_inline __u32 verdict_kind(__u32 verdict, __u32 by_value)
+{
+	if (verdict == LT_SITE_LOCK)
+		return LT_PK_FUTEX;
+	if (verdict == LT_SITE_EVENT)
+		return LT_PK_FUTEX_COND;
+	return by_value;
+}
+
 /*
  * A plain wait's kind: the function the syscall came from, when the
  * collector has judged it, else the value. Shared helpers (glibc's
  * __futex_abstimed_wait_common serves condition variables and rwlocks
  * alike) are judged by their caller, whose return address lies at a
  * fixed offset from the stack pointer there, as the helper's CFI says.
+ * The thread keeps the verdict on its last wait's site.
  */
-static __always_inline __u32 classify_wait(__u32 val, __u32 tgid)
+static __always_inline __u32 classify_wait(struct lt_thread *th, __u32 val,
+					   __u32 tgid)
 {
 	__u32 by_value = classify(val);
 #ifdef __TARGET_ARCH_x86
 	/* An owner's TID with FUTEX_WAITERS is a lock word whoever waits. */
 	if (val != 2 && by_value == LT_PK_FUTEX)
 		return by_value;
-	struct pt_regs *regs;
 	struct lt_site_key k = { .tgid = tgid };
-	struct lt_site *s;
-	__u64 ra;
+	struct lt_site *s, *first;
+	struct pt_regs *regs;
+	__u64 ra = 0;
 
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	k.ip = regs->ip;
-	s = site_of(&k);
+	/* Waits come from a few places: the thread's last one first. */
+	if (th->site.verdict && th->site.ip == k.ip) {
+		if (!th->site.helper)
+			return verdict_kind(th->site.verdict, by_value);
+		if (bpf_probe_read_user(&ra, sizeof(ra),
+					(void *)(regs->sp + th->site.ra_off)))
+			return by_value;
+		if (ra == th->site.ra)
+			return verdict_kind(th->site.verdict, by_value);
+	}
+	first = s = site_of(&k);
 	if (s && s->verdict == LT_SITE_CALLER) {
 		if (bpf_probe_read_user(&ra, sizeof(ra),
 					(void *)(regs->sp + s->ra_off)))
@@ -252,12 +274,17 @@ static __always_inline __u32 classify_wait(__u32 val, __u32 tgid)
 		k.ip = ra;
 		s = site_of(&k);
 	}
-	if (s && s->verdict == LT_SITE_LOCK)
-		return LT_PK_FUTEX;
-	if (s && s->verdict == LT_SITE_EVENT)
-		return LT_PK_FUTEX_COND;
-#endif
+	if (!s || s->verdict == LT_SITE_NEW || s->verdict == LT_SITE_CALLER)
+		return by_value; /* not judged yet: ask again next time */
+	th->site.ip = regs->ip;
+	th->site.helper = first != s;
+	th->site.ra_off = first->ra_off;
+	th->site.ra = ra;
+	th->site.verdict = s->verdict;
+	return verdict_kind(s->verdict, by_value);
+#else
 	return by_value;
+#endif
 }
 
 #define LT_PK_BY_SITE 0xff /* wait_begin: classify_wait() decides */
@@ -286,7 +313,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 		return 0;
 	}
 	if (kind == LT_PK_BY_SITE)
-		kind = classify_wait(val, tgid);
+		kind = classify_wait(th, val, tgid);
 	if (kind == LT_PK_FUTEX_PI) {
 		/* The PI word is the owner's TID: read it as we block. */
 		if (bpf_probe_read_user(&val, sizeof(val), (void *)uaddr))
