@@ -8,9 +8,15 @@ locktop=$1 samelock=$2
 require_bpf
 [ -w /proc/sys/kernel/ns_last_pid ] || skip "cannot choose the next PID"
 
-"$locktop" record --interval 0.3 --duration 6 -o "$tmpdir/r.rec" &
+"$locktop" record --interval 0.3 --duration 8 -o "$tmpdir/r.rec" &
 lt=$!
-sleep 1.5
+# The probes are in once the kernel lists them; attaching follows at once.
+for _ in $(seq 100); do
+	our_progs | grep -q lt_futex_enter && break
+	sleep 0.1
+done
+our_progs | grep -q lt_futex_enter || fail "the probes did not load"
+sleep 0.5
 first=$("$samelock" 1000 | jq .pid)
 # Two reads: the first takes its last figures, the next forgets it.
 sleep 1
