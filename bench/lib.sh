@@ -15,9 +15,16 @@ wait_progs() {
 	return 1
 }
 
-# Stops the background tracer whose pid is in $tracer, SIGINT first.
+# Stops the background tracer whose pid is in $tracer: SIGINT, again
+# every 2 s (a tracer still setting up may lose one), SIGKILL after 10 s.
 stop_tracer() {
-	kill -INT "$tracer" 2>/dev/null || true
+	local i
+	for i in $(seq 50); do
+		kill -0 "$tracer" 2>/dev/null || break
+		[ $((i % 10)) = 1 ] && kill -INT "$tracer" 2>/dev/null
+		sleep 0.2
+	done
+	kill -KILL "$tracer" 2>/dev/null || true
 	wait "$tracer" 2>/dev/null || true
 	tracer=
 }
