@@ -10,16 +10,16 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define SYSCALL(name)                                         \
-	SEC("tracepoint/syscalls/sys_enter_" #name)           \
-	int floor_##name(void *ctx)                           \
-	{                                                     \
-		return 0;                                     \
-	}                                                     \
-	SEC("tracepoint/syscalls/sys_exit_" #name)            \
-	int floor_##name##_x(void *ctx)                       \
-	{                                                     \
-		return 0;                                     \
+#define SYSCALL(name)                               \
+	SEC("tracepoint/syscalls/sys_enter_" #name) \
+	int floor_##name(void *ctx)                 \
+	{                                           \
+		return 0;                           \
+	}                                           \
+	SEC("tracepoint/syscalls/sys_exit_" #name)  \
+	int floor_##name##_x(void *ctx)             \
+	{                                           \
+		return 0;                           \
 	}
 
 SYSCALL(futex)
