@@ -579,9 +579,9 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
  * modulo 2^32), written into out. Only the slots that moved now, or
  * moved last time and are cleared now (the bits of *moved), are written:
  * a lock that waits once an interval touches one slot of its rows, not
- * all of them, which keeps cold memory cold.
+ * all of them, which keeps cold memory cold. Only the slots `used` names
+ * are read: they are all the reader wrote.
  */
-/* The slots used names are the only ones the reader wrote. */
 static void hist_delta32(uint64_t *out, uint64_t *total, const __u32 *now,
 			 __u32 *before, uint64_t used, uint64_t *moved)
 {
@@ -818,9 +818,9 @@ static ssize_t state_of(struct lt_index *ix, void **states, size_t *n,
 }
 
 /*
- * One party the reader wrote: what it added since the last read goes to
- * the process's side of the lock, and from there to the lock's top lists
- * and the process's figures. Counts only grow, so the lists stay exact.
+ * Finds, once, where a party's figures go: its lock's row, its process's
+ * side of the lock and the process. Rows never move, so the positions
+ * hold until forget_exited() unlinks the party.
  */
 static int link_party(struct lt_collector *c, struct party_state *ps,
 		      size_t lock)
@@ -1024,21 +1024,21 @@ static bool is_gone(const __u32 *gone, size_t n, __u32 tgid)
 	return bsearch(&tgid, gone, n, sizeof(*gone), cmp_u32) != NULL;
 }
 
-/* A private lock (a process's own futex) of a process that has ended. */
+/* A private lock: a process's own futex, keyed by its tgid. */
+static bool is_private(const struct lt_lock_key *k)
+{
+	return !k->shared &&
+	       (k->kind < LT_PK_FCNTL || k->kind == LT_PK_FUTEX_COND);
+}
+
+/* A private lock of a process that has ended. */
 static bool private_gone(const struct lt_collector *c,
 			 const struct lt_lock_key *k)
 {
-	if (k->shared ||
-	    (k->kind >= LT_PK_FCNTL && k->kind != LT_PK_FUTEX_COND))
-		return false;
-	return is_gone(c->gone, c->n_gone, (__u32)k->dev_or_tgid);
+	return is_private(k) &&
+	       is_gone(c->gone, c->n_gone, (__u32)k->dev_or_tgid);
 }
 
-/*
- * Drops from the kernel's maps what only ended processes can touch: their
- * private locks and their parties, after this read took their last
- * figures. Our rows keep the totals; a PID that comes back starts anew.
- */
 /*
  * The processes that ended before this read began: its walk of the maps
  * sees all they ever did, so they can go once it is done. One that ends
@@ -1060,6 +1060,12 @@ static void take_exited(struct lt_collector *c)
 		qsort(c->gone, c->n_gone, sizeof(*c->gone), cmp_u32);
 }
 
+/*
+ * Drops from the kernel's maps what only ended processes can touch: their
+ * private locks, their parties and their locks' stacks, after this read
+ * took their last figures. Our rows keep the totals; a PID that comes
+ * back starts anew.
+ */
 static void forget_exited(struct lt_collector *c)
 {
 	int sfd = bpf_map__fd(c->futex->maps.stat_map);
@@ -1082,6 +1088,11 @@ static void forget_exited(struct lt_collector *c)
 		 * against (the histograms wrap rather than restart). */
 		memset(&c->lstate[i].raw, 0, sizeof(c->lstate[i].raw));
 	}
+	/* Their locks' stacks, which the read of the stacks collected. */
+	for (i = 0; i < c->n_doomed; i++)
+		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.lock_stacks),
+				    &c->doomed[i]);
+	c->n_doomed = 0;
 	for (i = 0; i < c->n_sites;) {
 		if (is_gone(c->gone, n, c->site_keys[i].tgid)) {
 			bpf_map_delete_elem(bpf_map__fd(c->futex->maps.sites),
@@ -1093,16 +1104,11 @@ static void forget_exited(struct lt_collector *c)
 	}
 	for (i = 0; i < c->n_party; i++) {
 		const struct lt_party_key *pk = &c->party[i].key;
-		bool private = !pk->lock.shared &&
-			       (pk->lock.kind < LT_PK_FCNTL ||
-				pk->lock.kind == LT_PK_FUTEX_COND);
 		__u32 who = pk->role == LT_ROLE_HOLDER ?
 				    (__u32)tgid_of(c, pk->tgid) :
 				    pk->tgid;
 
-		if (is_gone(c->gone, n, who) ||
-		    (private &&
-		     is_gone(c->gone, n, (__u32)pk->lock.dev_or_tgid))) {
+		if (is_gone(c->gone, n, who) || private_gone(c, &pk->lock)) {
 			bpf_map_delete_elem(pfd, pk);
 			/* The same key again is a new party: a reused TID
 			 * may belong to another process. */
@@ -1265,8 +1271,9 @@ static int merge_stack(struct lt_collector *c, const void *key,
 		s->top_stack = sk->stack_id;
 		s->top_stack_pid = (pid_t)tgid;
 	}
-	/* No process can wait there again: once this read has its figures
-	 * (the text shown stays), it leaves the kernel's map. */
+	/* No process can wait there again: forget_exited() takes it from
+	 * the kernel's map once this read has its figures (the text shown
+	 * stays). */
 	if (c->n_gone && private_gone(c, &sk->lock)) {
 		if (lt_grow((void **)&c->doomed, &c->cap_doomed,
 			    c->n_doomed + 1, sizeof(*c->doomed)))
@@ -1397,9 +1404,6 @@ static int read_stacks(struct lt_collector *c)
 			     NULL);
 	if (err)
 		return err;
-	for (i = 0; i < c->n_doomed; i++)
-		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.lock_stacks),
-				    &c->doomed[i]);
 	for (i = 0; i < c->n_locks; i++) {
 		show_stack(c, &c->lstate[i]);
 		c->locks[i].stack = c->lstate[i].stack;
