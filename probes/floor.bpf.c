@@ -8,19 +8,18 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
 
-#define SYSCALL(name)                               \
-	SEC("tracepoint/syscalls/sys_enter_" #name) \
-	int floor_##name(void *ctx)                 \
-	{                                           \
-		return 0;                           \
-	}                                           \
-	SEC("tracepoint/syscalls/sys_exit_" #name)  \
-	int floor_##name##_x(void *ctx)             \
-	{                                           \
-		return 0;                           \
+/* One empty program; every kind of program here can take a void *ctx. */
+#define EMPTY(sec, fn)    \
+	SEC(sec)          \
+	int fn(void *ctx) \
+	{                 \
+		return 0; \
 	}
+
+#define SYSCALL(name)                                               \
+	EMPTY("tracepoint/syscalls/sys_enter_" #name, floor_##name) \
+	EMPTY("tracepoint/syscalls/sys_exit_" #name, floor_##name##_x)
 
 SYSCALL(futex)
 SYSCALL(futex_wait)
@@ -31,47 +30,12 @@ SYSCALL(preadv2)
 SYSCALL(pwrite64)
 SYSCALL(pwritev)
 SYSCALL(pwritev2)
-
-SEC("tracepoint/syscalls/sys_enter_futex_wake")
-int floor_futex_wake(void *ctx)
-{
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_flock")
-int floor_flock_x(void *ctx)
-{
-	return 0;
-}
-
-SEC("tp_btf/posix_lock_inode")
-int BPF_PROG(floor_posix_lock)
-{
-	return 0;
-}
-
-SEC("tp_btf/flock_lock_inode")
-int BPF_PROG(floor_flock_lock)
-{
-	return 0;
-}
-
-SEC("tp_btf/fcntl_setlk")
-int BPF_PROG(floor_setlk)
-{
-	return 0;
-}
-
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(floor_fork)
-{
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(floor_exit)
-{
-	return 0;
-}
+EMPTY("tracepoint/syscalls/sys_enter_futex_wake", floor_futex_wake)
+EMPTY("tracepoint/syscalls/sys_exit_flock", floor_flock_x)
+EMPTY("tp_btf/posix_lock_inode", floor_posix_lock)
+EMPTY("tp_btf/flock_lock_inode", floor_flock_lock)
+EMPTY("tp_btf/fcntl_setlk", floor_setlk)
+EMPTY("tp_btf/sched_process_fork", floor_fork)
+EMPTY("tp_btf/sched_process_exit", floor_exit)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
