@@ -90,6 +90,25 @@ static uint64_t lock_byte(int fd, int cmd)
 	return now_ns();
 }
 
+static pid_t fork_or_die(void)
+{
+	pid_t child = fork();
+
+	if (child < 0)
+		die("fork");
+	return child;
+}
+
+/* Waits for child to end; returns its wait status. */
+static int reap(pid_t child)
+{
+	int st;
+
+	if (waitpid(child, &st, 0) != child)
+		die("waitpid");
+	return st;
+}
+
 /* A refused try-lock from another owner of the kind cmd takes. */
 static void poke(int fd, int cmd)
 {
@@ -103,13 +122,11 @@ static void poke(int fd, int cmd)
 	if (cmd == F_SETLKW) {
 		/* A process's own POSIX locks never conflict: ask from a
 		 * child. */
-		child = fork();
-		if (child < 0)
-			die("fork");
+		child = fork_or_die();
 		if (!child)
 			_exit(fcntl(fd, F_SETLK, &fl) ? 0 : 1);
-		if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
-		    WEXITSTATUS(st))
+		st = reap(child);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			die("the try-lock was not refused");
 		return;
 	}
@@ -211,19 +228,24 @@ static void case_thread_gone(void)
 	report("thread-gone", now_ns() - s.t0);
 }
 
-/* A child takes it and exits holding it. */
-static void case_exit(void)
+/* Memory a forked child and this process both see. */
+static struct shared *shared_area(void)
 {
 	struct shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	int fd = open_case("exit"), st;
-	pid_t child;
 
 	if (s == MAP_FAILED)
 		die("mmap");
-	child = fork();
-	if (child < 0)
-		die("fork");
+	return s;
+}
+
+/* A child takes it and exits holding it. */
+static void case_exit(void)
+{
+	struct shared *s = shared_area();
+	int fd = open_case("exit");
+	pid_t child = fork_or_die();
+
 	if (!child) {
 		s->t0 = lock_byte(fd, F_SETLKW);
 		s->t1 = 1;
@@ -233,8 +255,7 @@ static void case_exit(void)
 	while (!__atomic_load_n(&s->t1, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
 	poke(fd, F_SETLKW);
-	if (waitpid(child, &st, 0) != child)
-		die("waitpid");
+	reap(child);
 	/* The exit released it before the wait returned. */
 	report("exit", now_ns() - s->t0);
 	close(fd);
@@ -244,18 +265,13 @@ static void case_exit(void)
 /* The open file outlives our descriptor: a child's close ends it. */
 static void case_ofd_child(void)
 {
-	struct shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
-				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	int fd = open_case("ofd-child"), st;
+	struct shared *s = shared_area();
+	int fd = open_case("ofd-child");
 	pid_t child;
 
-	if (s == MAP_FAILED)
-		die("mmap");
 	s->t0 = lock_byte(fd, F_OFD_SETLKW);
 	poke(fd, F_OFD_SETLKW);
-	child = fork();
-	if (child < 0)
-		die("fork");
+	child = fork_or_die();
 	if (!child) {
 		sleep_ms(hold_ms);
 		close(fd);
@@ -263,8 +279,7 @@ static void case_ofd_child(void)
 		_exit(0);
 	}
 	close(fd);
-	if (waitpid(child, &st, 0) != child)
-		die("waitpid");
+	reap(child);
 	report("ofd-child", s->t1 - s->t0);
 	munmap(s, sizeof(*s));
 }
