@@ -45,19 +45,17 @@ tracepoint:filelock:posix_lock_inode { }
 tracepoint:filelock:fcntl_setlk { }
 EOF
 
-# run_cnt and run_time_ns summed over the loaded programs whose names
-# match $1. Phases run one tracer at a time, so names tell them apart.
-prog_sum() {
-	bpftool prog show -j 2>/dev/null | jq -r --arg n "$1" '
-		[.[] | select((.name // "") | test($n))] |
-		"\(map(.run_cnt // 0) | add // 0) \(map(.run_time_ns // 0) | add // 0)"'
-}
-
 # "name run_cnt run_time_ns" for each loaded program matching $1, sorted.
+# Phases run one tracer at a time, so names tell them apart.
 each() {
 	bpftool prog show -j 2>/dev/null | jq -r --arg n "$1" '
 		.[] | select((.name // "") | test($n)) |
 		"\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' | sort
+}
+
+# run_cnt and run_time_ns summed over the programs matching $1.
+prog_sum() {
+	each "$1" | awk '{ n += $2; t += $3 } END { print n + 0, t + 0 }'
 }
 
 # Runs of the programs whose names match $1: the calls.
