@@ -31,6 +31,7 @@ static __always_inline int io_begin(int fd, __u32 write)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_thread *th;
+	struct inode *inode;
 	struct file *f;
 
 	if (!wanted(tgid))
@@ -43,8 +44,9 @@ static __always_inline int io_begin(int fd, __u32 write)
 		count_drop(LT_DROP_START_FULL);
 		return 0;
 	}
-	th->io.dev = f->f_inode->i_sb->s_dev;
-	th->io.ino = f->f_inode->i_ino;
+	inode = f->f_inode;
+	th->io.dev = inode->i_sb->s_dev;
+	th->io.ino = inode->i_ino;
 	th->io.write = write;
 	th->io.fd = fd;
 	th->io.ts = bpf_ktime_get_ns();
