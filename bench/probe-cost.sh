@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The probes' cost per event in steady state, from the kernel's BPF
-# statistics, side by side in one run with two references on the same
+# statistics, side by side in one run with three references on the same
 # events: an empty program (what the statistics charge for nothing: the
-# dispatch and their own two clock reads) and the bpftrace script that
-# sums futex and fcntl wait time per lock (bench/futex-fcntl-wait.bt).
+# dispatch and their own two clock reads), the empty program reading the
+# kernel clock once (the least any tracer that times a wait pays), and
+# the bpftrace script that sums futex and fcntl wait time per lock
+# (bench/futex-fcntl-wait.bt).
 #
 # Each phase turns kernel.bpf_stats_enabled on for the whole of one
 # lockbench run (-n 64) after a warm-up run, and puts it back after.
@@ -35,7 +37,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The empty programs, on the events each backend's probes see.
+# The empty programs, on the events each backend's probes see; then the
+# same with one clock read each, the least a tracer that times anything
+# pays (the comparison keeps the read from being optimised away).
 cat >"$tmp/empty-mutex.bt" <<'EOF'
 tracepoint:syscalls:sys_enter_futex { }
 tracepoint:syscalls:sys_exit_futex { }
@@ -44,6 +48,10 @@ cat >"$tmp/empty-fcntl.bt" <<'EOF'
 tracepoint:filelock:posix_lock_inode { }
 tracepoint:filelock:fcntl_setlk { }
 EOF
+for b in mutex fcntl; do
+	sed 's/{ }/{ if (nsecs == 0) { @never = 1; } }/' "$tmp/empty-$b.bt" \
+		>"$tmp/clock-$b.bt"
+done
 
 # "name run_cnt run_time_ns" for each loaded program matching $1, sorted.
 # Phases run one tracer at a time, so names tell them apart.
@@ -74,7 +82,7 @@ ours() {
 start() {	# tracer backend
 	case $1 in
 	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
-	empty) bpftrace "$tmp/empty-$2.bt" >/dev/null 2>&1 & ;;
+	empty | clock) bpftrace "$tmp/$1-$2.bt" >/dev/null 2>&1 & ;;
 	bpftrace) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	esac
 	tracer=$!
@@ -94,7 +102,7 @@ phase() {
 	case $1:$2 in
 	locktop:mutex) pattern='^lt_futex_enter$' ;;
 	locktop:fcntl) pattern='^lt_fcntl_setlk$' ;;
-	empty:fcntl) pattern='^fcntl_setlk$' ;;
+	empty:fcntl | clock:fcntl) pattern='^fcntl_setlk$' ;;
 	*:mutex) pattern='^sys_enter_futex$' ;;
 	*:fcntl) pattern='^sys_enter_fcntl$' ;;
 	esac
@@ -118,19 +126,21 @@ phase() {
 		if (n > 0) printf "%.0f\n", t / n; else print "nan" }'
 }
 
-printf '%-8s %12s %12s %12s   (ns per event, median of %d)\n' backend \
-	locktop empty bpftrace "$rounds"
+printf '%-8s %12s %12s %12s %12s   (ns per event, median of %d)\n' \
+	backend locktop empty clock bpftrace "$rounds"
 for backend in mutex fcntl; do
-	: >"$tmp/locktop" ; : >"$tmp/empty" ; : >"$tmp/bpftrace"
+	for t in locktop empty clock bpftrace; do : >"$tmp/$t"; done
 	for _ in $(seq "$rounds"); do
 		phase locktop "$backend" >>"$tmp/locktop"
 		if [ $have_bt = 1 ]; then
 			phase empty "$backend" >>"$tmp/empty"
+			phase clock "$backend" >>"$tmp/clock"
 			phase bpftrace "$backend" >>"$tmp/bpftrace"
 		fi
 	done
-	printf '%-8s %12s %12s %12s\n' "$backend" "$(median <"$tmp/locktop")" \
-		"$(median <"$tmp/empty")" "$(median <"$tmp/bpftrace")"
+	printf '%-8s %12s %12s %12s %12s\n' "$backend" \
+		"$(median <"$tmp/locktop")" "$(median <"$tmp/empty")" \
+		"$(median <"$tmp/clock")" "$(median <"$tmp/bpftrace")"
 done
 
 # Per probe: each of locktop's programs that ran, its runs in the last
