@@ -190,6 +190,8 @@ struct lt_collector {
 	struct lt_snapshot snap;
 
 	void *keybuf, *valbuf; /* batch read buffers */
+	void *zero_stats; /* one lock's figures on every CPU, zeroed */
+	size_t zero_len;
 	size_t keybuf_len, valbuf_len;
 
 	struct lt_vmas vma_cache[MAX_VMA_CACHE];
@@ -1061,6 +1063,44 @@ static void take_exited(struct lt_collector *c)
 }
 
 /*
+ * Takes the lock's slot back, zeroed, among the free ones. Only locks no
+ * thread can reach any more go: a slot kept in a thread's cache or a
+ * held range stays valid while that thread lives. Returns 0 when the
+ * lock had a slot.
+ */
+static int free_slot(struct lt_collector *c, const struct lt_lock_key *k)
+{
+	int kfd = bpf_map__fd(c->futex->maps.lock_slots);
+	__u32 slot;
+
+	if (bpf_map_lookup_elem(kfd, k, &slot) || bpf_map_delete_elem(kfd, k))
+		return -ENOENT;
+	memset(c->zero_stats, 0, c->zero_len);
+	if (bpf_map_update_elem(bpf_map__fd(c->futex->maps.stat_map), &slot,
+				c->zero_stats, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(c->futex->maps.free_slots), NULL,
+				&slot, BPF_ANY))
+		return -errno; /* the slot is lost: one fewer lock fits */
+	return 0;
+}
+
+/* Every slot of stat_map is free when the probes load. */
+static int fill_slots(struct lt_collector *c)
+{
+	int fd = bpf_map__fd(c->futex->maps.free_slots);
+	__u32 slot;
+
+	c->zero_len = (size_t)c->ncpus * sizeof(struct lt_lock_stat);
+	c->zero_stats = calloc(1, c->zero_len);
+	if (!c->zero_stats)
+		return -ENOMEM;
+	for (slot = 0; slot < LT_MAX_LOCKS; slot++)
+		if (bpf_map_update_elem(fd, NULL, &slot, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/*
  * Drops from the kernel's maps what only ended processes can touch: their
  * private locks, their parties and their locks' stacks, after this read
  * took their last figures. Our rows keep the totals; a PID that comes
@@ -1068,7 +1108,6 @@ static void take_exited(struct lt_collector *c)
  */
 static void forget_exited(struct lt_collector *c)
 {
-	int sfd = bpf_map__fd(c->futex->maps.stat_map);
 	int wfd = bpf_map__fd(c->futex->maps.wheres);
 	int pfd = bpf_map__fd(c->futex->maps.parties);
 	size_t i, n = c->n_gone;
@@ -1080,7 +1119,7 @@ static void forget_exited(struct lt_collector *c)
 
 		if (!private_gone(c, k))
 			continue;
-		if (!bpf_map_delete_elem(sfd, k) && c->snap.lock_entries)
+		if (!free_slot(c, k) && c->snap.lock_entries)
 			c->snap.lock_entries--; /* in use after this read */
 		bpf_map_delete_elem(wfd, k);
 		/* A PID that comes back may use the same address: its
@@ -1851,7 +1890,7 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 		"stat_map",    "parties",     "threads",      "traced",
 		"comms",       "drops",	      "wheres",	      "stacks",
 		"lock_stacks", "stack_snaps", "snap_scratch", "new_snaps",
-		"runs"
+		"runs",	       "lock_slots",  "free_slots"
 	};
 	size_t i;
 	int err;
@@ -1996,6 +2035,10 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO);
 	SET_TARGETS(c->reader, opts, LT_OBJ_NR);
 	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
+	/* Epoch 0 is no epoch: a slot whose stamp is 0 is not in use. */
+	c->futex->bss->epoch = 1;
+	c->filelock->bss->epoch = 1;
+	c->fileio->bss->epoch = 1;
 
 	/* Load & verify: the futex object first, it owns the shared maps */
 	ret = futex_bpf__load(c->futex);
@@ -2022,6 +2065,12 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 		ret = reader_bpf__load(c->reader);
 	if (ret) {
 		load_error(err, err_len, "map reader", ret);
+		goto cleanup;
+	}
+	ret = fill_slots(c);
+	if (ret) {
+		snprintf(err, err_len, "cannot fill the free lock slots: %s",
+			 strerror(-ret));
 		goto cleanup;
 	}
 	c->lock_out = map_out(c->reader->maps.lock_out);
@@ -2121,6 +2170,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->edges);
 	free(c->deadlocks);
 	free(c->keybuf);
+	free(c->zero_stats);
 	free(c->valbuf);
 
 	lt_index_free(&c->lock_ix);

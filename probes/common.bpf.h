@@ -18,12 +18,33 @@ const volatile __u32 targ_obj = 0; /* enum lt_probe_obj: which this is */
 /* Advanced by the collector once per interval; see struct lt_lock_stat. */
 __u64 epoch = 0;
 
+/*
+ * Per-lock figures live in a per-CPU array, one slot per lock: a probe
+ * that knows a lock's slot (a thread's cached futex word, a held file
+ * range) reaches its figures without hashing. lock_slots names each
+ * lock's slot; free_slots holds the ones not in use, which the
+ * collector fills when the probes load and refills, zeroed, when it
+ * forgets a lock.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LT_MAX_LOCKS);
-	__type(key, struct lt_lock_key);
+	__type(key, __u32);
 	__type(value, struct lt_lock_stat);
 } stat_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, struct lt_lock_key);
+	__type(value, __u32);
+} lock_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(value, __u32);
+} free_slots SEC(".maps");
 
 /* Holders and waiters per lock; holders are keyed by TID (see role). */
 struct {
@@ -212,35 +233,73 @@ static __always_inline __u32 log2_slot(__u64 v)
 	return r < LT_HIST_SLOTS ? r : LT_HIST_SLOTS - 1;
 }
 
-/* The lock's entry, marked as changed in this epoch for the reader. */
-static __always_inline struct lt_lock_stat *
-stat_find(const struct lt_lock_key *key)
+/* The figures in a slot, marked as changed in this epoch for the reader;
+ * NULL for LT_NO_SLOT. */
+static __always_inline struct lt_lock_stat *stat_at(__s32 slot)
 {
-	struct lt_lock_stat *st = bpf_map_lookup_elem(&stat_map, key);
+	__u32 k = (__u32)slot;
+	struct lt_lock_stat *st;
 
+	if (slot < 0)
+		return NULL;
+	st = bpf_map_lookup_elem(&stat_map, &k);
 	if (st)
 		st->touched = epoch;
 	return st;
 }
 
-/* The lock's entry, created on first use; NULL (and a drop) when full. */
-static __always_inline struct lt_lock_stat *
-stat_of(const struct lt_lock_key *key, bool *created)
+/* The lock's slot, or LT_NO_SLOT while it has none. */
+static __always_inline __s32 slot_find(const struct lt_lock_key *key)
 {
-	static const struct lt_lock_stat zero;
-	struct lt_lock_stat *st;
+	__u32 *slot = bpf_map_lookup_elem(&lock_slots, key);
+
+	return slot ? (__s32)*slot : LT_NO_SLOT;
+}
+
+/* The lock's figures, if it has a slot. */
+static __always_inline struct lt_lock_stat *
+stat_find(const struct lt_lock_key *key)
+{
+	return stat_at(slot_find(key));
+}
+
+/*
+ * The lock's slot, given one from the free ones on first use (*created
+ * is then set); LT_NO_SLOT, and a drop, when none is free. Of two CPUs
+ * that meet a new lock at once, one names its slot and the other hands
+ * its own back.
+ */
+static __always_inline __s32 slot_of(const struct lt_lock_key *key,
+				     bool *created)
+{
+	__s32 slot = slot_find(key);
+	__u32 fresh;
 
 	*created = false;
-	st = stat_find(key);
-	if (st)
-		return st;
-	bpf_map_update_elem(&stat_map, key, &zero, BPF_NOEXIST);
-	st = stat_find(key);
-	if (!st)
+	if (slot != LT_NO_SLOT)
+		return slot;
+	if (bpf_map_pop_elem(&free_slots, &fresh)) {
 		count_drop(LT_DROP_LOCKS_FULL);
-	else
+		return LT_NO_SLOT;
+	}
+	if (!bpf_map_update_elem(&lock_slots, key, &fresh, BPF_NOEXIST)) {
 		*created = true;
-	return st;
+		return (__s32)fresh;
+	}
+	bpf_map_push_elem(&free_slots, &fresh, 0);
+	slot = slot_find(key);
+	if (slot == LT_NO_SLOT)
+		count_drop(LT_DROP_LOCKS_FULL);
+	return slot;
+}
+
+/* The lock's figures, created on first use; NULL (and a drop) when full.
+ * *slot is where they are, for the caller to keep. */
+static __always_inline struct lt_lock_stat *
+stat_of(const struct lt_lock_key *key, bool *created, __s32 *slot)
+{
+	*slot = slot_of(key, created);
+	return stat_at(*slot);
 }
 
 static __always_inline void add_wait(struct lt_lock_stat *st, __u64 delta)

@@ -9,6 +9,7 @@
 
 #define LT_HIST_SLOTS 40 /* log2(ns) buckets: the last one holds >= 2^39 ns */
 #define LT_MAX_LOCKS 16384 /* distinct locks the kernel side can hold */
+#define LT_NO_SLOT (-1) /* a lock not (yet) given a slot in stat_map */
 #define LT_MAX_THREADS 65536 /* threads that can wait at the same time */
 #define LT_MAX_TRACED 8192 /* processes in a --pid / -- COMMAND tree */
 #define LT_MAX_PARTIES 32768 /* (lock, process, role) triples */
@@ -208,6 +209,8 @@ struct lt_inflight {
 	__u32 cmd; /* probe-specific operation */
 	__u32 flags;
 	__u64 uaddr; /* futex: the word's address */
+	__s32 slot; /* the lock's slot in stat_map, or LT_NO_SLOT */
+	__u32 pad;
 };
 
 #define LT_IDENT_CACHE 4
@@ -216,6 +219,8 @@ struct lt_inflight {
 struct lt_ident {
 	__u64 uaddr;
 	struct lt_lock_key key; /* kind: its latest, where wakes look first */
+	__s32 slot; /* of key as it is, or LT_NO_SLOT when not known */
+	__u32 pad;
 };
 
 /*

@@ -191,7 +191,7 @@ static __always_inline void end_hold(const struct lt_owner_key *ok,
 		.kind = r->kind,
 		.shared = 1,
 	};
-	struct lt_lock_stat *st = stat_find(&lock);
+	struct lt_lock_stat *st = stat_at(r->slot);
 
 	if (st)
 		add_hold(st, now - r->ts);
@@ -263,8 +263,8 @@ static __always_inline bool may_merge(const struct lt_owner_locks *ol,
 /* Starts timing the hold of a granted range. */
 static __always_inline void hold(struct lt_thread *th,
 				 struct lt_owner_locks *ol,
-				 const struct lt_lock_key *lock, __u32 tid,
-				 __u64 now)
+				 const struct lt_lock_key *lock, __s32 slot,
+				 __u32 tid, __u64 now)
 {
 	__u32 i, n = ol->n;
 
@@ -281,6 +281,7 @@ static __always_inline void hold(struct lt_thread *th,
 	ol->r[n].ts = now;
 	ol->r[n].tid = tid;
 	ol->r[n].kind = lock->kind;
+	ol->r[n].slot = slot;
 	ol->n = n + 1;
 	push_thread_lock(th, lock);
 }
@@ -301,14 +302,15 @@ static __always_inline void name_lock(const struct lt_lock_key *lock,
 	bpf_map_update_elem(&wheres, lock, &w, BPF_NOEXIST);
 }
 
-/* The lock's entry, named when it is new. */
+/* The lock's figures, named when they are new; *slot is where they are. */
 static __always_inline struct lt_lock_stat *
-lock_stat(const struct lt_lock_key *lock, struct file_lock *fl, __u32 tgid)
+lock_stat(const struct lt_lock_key *lock, struct file_lock *fl, __u32 tgid,
+	  __s32 *slot)
 {
 	struct lt_lock_stat *st;
 	bool created;
 
-	st = stat_of(lock, &created);
+	st = stat_of(lock, &created, slot);
 	if (created)
 		name_lock(lock, fl, tgid);
 	return st;
@@ -331,7 +333,8 @@ static __always_inline void deferred(const struct lt_lock_key *lock,
 	call->holder = holder;
 	if (call->ts && file_kind(call->lock.kind))
 		return;
-	lock_stat(lock, fl, tgid); /* named while the file is at hand */
+	/* Named while the file is at hand. */
+	lock_stat(lock, fl, tgid, &call->slot);
 	call->lock = *lock;
 	call->tgid = tgid;
 	call->flags = 0;
@@ -354,6 +357,7 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 	struct lt_owner_locks *ol = owner_locks(&ok, true);
 	struct lt_lock_stat *st;
 	__u64 now = bpf_ktime_get_ns(), delta;
+	__s32 slot;
 
 	if (call) {
 		/* The range it slept on is the one it asked for. */
@@ -363,7 +367,7 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 		   may_merge(ol, lock->kind, lock->start, lock->end)) {
 		asked_range(&lock->start, &lock->end);
 	}
-	st = lock_stat(lock, fl, tgid);
+	st = lock_stat(lock, fl, tgid, &slot);
 	if (st) {
 		st->acquires++;
 		if (call) {
@@ -383,7 +387,7 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 	if (call)
 		call->ts = 0;
 	if (ol)
-		hold(th, ol, lock, tid, now);
+		hold(th, ol, lock, slot, tid, now);
 }
 
 static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
@@ -398,6 +402,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	};
 	struct file_lock_core *blocker;
 	struct lt_lock_stat *st;
+	__s32 slot;
 
 	if (!fl)
 		return 0;
@@ -434,7 +439,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	}
 	if (ret != -EAGAIN && ret != -EACCES && ret != -EDEADLK)
 		return 0;
-	st = lock_stat(&lock, fl, tgid);
+	st = lock_stat(&lock, fl, tgid, &slot);
 	if (!st)
 		return 0;
 	if (ret == -EDEADLK)
@@ -472,7 +477,7 @@ static __always_inline int lock_call_end(long ret)
 	if (!call)
 		return 0;
 	if (ret) {
-		st = stat_find(&call->lock);
+		st = stat_at(call->slot);
 		if (st && interrupted_ret(ret)) {
 			st->interrupted++;
 			add_wait(st, bpf_ktime_get_ns() - call->ts);

@@ -21,6 +21,8 @@ struct lt_owned {
 	__u64 ts; /* when it was granted */
 	__u32 tid; /* the thread it was granted to */
 	__u32 kind;
+	__s32 slot; /* the lock's slot in stat_map, or LT_NO_SLOT */
+	__u32 pad;
 };
 
 struct lt_owner_locks {

@@ -130,9 +130,10 @@ static __always_inline struct lt_ident *cached_ident(struct lt_thread *th,
  * A private futex is (process, address). A shared one is where it lives
  * in its file or shmem object, the same in every process that maps it.
  * The thread keeps the last few it saw, so a wake after a wait on the
- * same word, or a word used again and again, looks nothing up. key->kind
- * is the kind the word last had in this thread, LT_PK_FUTEX when new.
- * Returns the cache slot, or NULL when th is.
+ * same word, or a word used again and again, looks nothing up; the entry
+ * also keeps where the lock's figures are, once known. key->kind is the
+ * kind the word last had in this thread, LT_PK_FUTEX when new. Returns
+ * the cache entry, or NULL when th is.
  */
 static __always_inline struct lt_ident *identify(struct lt_thread *th,
 						 __u64 uaddr, __u32 tgid,
@@ -178,6 +179,7 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 	th->ident_next++;
 	c->uaddr = uaddr;
 	c->key = *key;
+	c->slot = LT_NO_SLOT;
 	return c;
 }
 
@@ -326,8 +328,14 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	in = &th->wait;
 	c = identify(th, uaddr, tgid, private, &in->lock);
 	in->lock.kind = kind;
-	if (c)
-		c->key.kind = kind;
+	in->slot = LT_NO_SLOT;
+	if (c) {
+		if (c->key.kind != kind) {
+			c->key.kind = kind;
+			c->slot = LT_NO_SLOT;
+		}
+		in->slot = c->slot;
+	}
 	in->holder = holder;
 	in->flags = flags;
 	in->tgid = tgid;
@@ -344,8 +352,9 @@ static __always_inline int wait_end(void *ctx, long ret)
 	struct lt_inflight *in;
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
+	struct lt_ident *c;
+	bool created = false;
 	__u64 delta, uaddr;
-	bool created;
 	__u32 word;
 
 	th = this_thread(false);
@@ -354,7 +363,14 @@ static __always_inline int wait_end(void *ctx, long ret)
 	in = &th->wait;
 	delta = bpf_ktime_get_ns() - in->ts;
 	uaddr = in->uaddr;
-	st = stat_of(&in->lock, &created);
+	if (in->slot == LT_NO_SLOT) {
+		/* The word's first wait here: its slot, kept for the next. */
+		in->slot = slot_of(&in->lock, &created);
+		c = cached_ident(th, uaddr);
+		if (c && c->key.kind == in->lock.kind)
+			c->slot = in->slot;
+	}
+	st = stat_at(in->slot);
 	if (!st)
 		goto out;
 	if (created) {
@@ -410,6 +426,7 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
 	struct lt_ident *c;
+	__s32 slot;
 
 	if (!wanted(tgid))
 		return 0;
@@ -418,17 +435,21 @@ static __always_inline int wake(__u64 uaddr, bool private)
 		th->episode = 0;
 	c = identify(th, uaddr, tgid, private, &key);
 	first = key.kind;
-	st = stat_find(&key);
+	slot = c && c->slot != LT_NO_SLOT ? c->slot : slot_find(&key);
+	st = stat_at(slot);
 	for (i = 0; !st && i < 3; i++) {
 		if (kinds[i] == first)
 			continue;
 		key.kind = kinds[i];
-		st = stat_find(&key);
+		slot = slot_find(&key);
+		st = stat_at(slot);
 	}
 	if (!st)
 		return 0;
-	if (c)
+	if (c) {
 		c->key.kind = key.kind;
+		c->slot = slot;
+	}
 	st->wakes++;
 	/* Where the word names the owner, its waiters credit the holder,
 	 * with the wait it caused: the waker adds nothing to that. */

@@ -4,7 +4,8 @@
  * walks a map with bpf_for_each_map_elem() under RCU, sums each entry's
  * per-CPU values in the kernel and writes one record per entry into an
  * array the collector maps into its memory; of a lock's histograms, only
- * the slots its masks name are written. Nothing is copied through a
+ * the slots its masks name are written. Locks are walked by their names
+ * (lock_slots), which lead to their figures' slots. Nothing is copied through a
  * system call and no bucket lock is taken, where a batch lookup takes
  * every bucket's lock. Each writes only the entries a probe touched
  * since the last read, so idle locks cost the walk alone.
@@ -20,7 +21,7 @@ __u64 since = 0; /* write what was touched in this epoch or later */
 __u64 max_epoch = 0; /* per-CPU maxima from this epoch on are this read's */
 __u32 n_locks = 0; /* records written by the last lock read */
 __u32 n_parties = 0; /* by the last party read */
-__u64 visited = 0; /* entries in the lock map at the last lock read */
+__u64 visited = 0; /* locks with a slot at the last lock read */
 __u32 n_waits = 0; /* waits in flight found by the last wait read */
 
 /* Open-coded task iteration: the reader walks every thread. */
@@ -109,21 +110,26 @@ static __always_inline void sum_lock(struct lt_lock_stat *s,
 }
 
 static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
-		      struct lt_lock_stat *here, void *ctx)
+		      __u32 *slot, void *ctx)
 {
 	__u32 i = n_locks, cpu, this_cpu = bpf_get_smp_processor_id();
 	__u32 first = LT_MAX_CPUS; /* the other CPU whose stamp told */
-	struct lt_lock_stat *v, *first_v = NULL;
+	struct lt_lock_stat *v, *here, *first_v = NULL;
 	struct lt_lock_key key = *k;
-	bool touched = here->touched >= since;
 	struct lt_lock_rec *rec;
+	__u32 at = *slot;
+	bool touched;
 
 	visited++;
+	here = bpf_map_lookup_elem(&stat_map, &at);
+	if (!here)
+		return 0;
+	touched = here->touched >= since;
 	/* An idle lock costs a look at each CPU's stamp, nothing more. */
 	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
 		if (cpu == this_cpu)
 			continue; /* `here` is this CPU's, checked above */
-		v = bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
+		v = bpf_map_lookup_percpu_elem(&stat_map, &at, cpu);
 		if (v && v->touched >= since) {
 			touched = true;
 			first = cpu;
@@ -135,8 +141,8 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 	rec = bpf_map_lookup_elem(&lock_out, &i);
 	if (!rec)
 		return 1; /* the array is as large as the map: not reached */
-	/* The walk hands over this CPU's value; the others are looked up,
-	 * but for the one the stamps were read from. */
+	/* This CPU's value first; the others are looked up, but for the
+	 * one the stamps were read from. */
 	rec->key = key;
 	__builtin_memcpy(&rec->sum, here, LT_STAT_HEAD);
 	rec->sum.hist_used = 0;
@@ -152,7 +158,7 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 			continue;
 		v = cpu == first ?
 			    first_v :
-			    bpf_map_lookup_percpu_elem(&stat_map, &key, cpu);
+			    bpf_map_lookup_percpu_elem(&stat_map, &at, cpu);
 		if (v)
 			sum_lock(&rec->sum, v);
 	}
@@ -165,7 +171,7 @@ int lt_read_locks(void *ctx)
 {
 	n_locks = 0;
 	visited = 0;
-	bpf_for_each_map_elem(&stat_map, read_lock, NULL, 0);
+	bpf_for_each_map_elem(&lock_slots, read_lock, NULL, 0);
 	return 0;
 }
 
