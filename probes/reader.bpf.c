@@ -64,15 +64,20 @@ struct {
 static __always_inline void sum_slots(__u32 *to, __u64 *used, const __u32 *from,
 				      __u64 from_used)
 {
-	__u32 b;
+	__u32 base, b;
 
-	for (b = 0; b < LT_HIST_SLOTS; b++) {
-		if (!(from_used & (1ULL << b)))
+	/* Eight slots at a time: a lock uses a few, next to each other. */
+	for (base = 0; base < LT_HIST_SLOTS; base += 8) {
+		if (!((from_used >> base) & 0xff))
 			continue;
-		if (*used & (1ULL << b))
-			to[b] += from[b];
-		else
-			to[b] = from[b];
+		for (b = base; b < base + 8 && b < LT_HIST_SLOTS; b++) {
+			if (!(from_used & (1ULL << b)))
+				continue;
+			if (*used & (1ULL << b))
+				to[b] += from[b];
+			else
+				to[b] = from[b];
+		}
 	}
 	*used |= from_used;
 }
@@ -159,7 +164,8 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 		v = cpu == first ?
 			    first_v :
 			    bpf_map_lookup_percpu_elem(&stat_map, &at, cpu);
-		if (v)
+		/* A CPU that never stamped it has nothing to add. */
+		if (v && v->touched)
 			sum_lock(&rec->sum, v);
 	}
 	n_locks = i + 1;
