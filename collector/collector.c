@@ -191,6 +191,7 @@ struct lt_collector {
 
 	void *keybuf, *valbuf; /* batch read buffers */
 	void *zero_stats; /* one lock's figures on every CPU, zeroed */
+	ssize_t slot_row[LT_MAX_LOCKS]; /* the lock row of each slot, or -1 */
 	size_t zero_len;
 	size_t keybuf_len, valbuf_len;
 
@@ -635,11 +636,18 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 	struct lt_lock *l;
 	ssize_t i;
 
-	i = lt_index_find(&c->lock_ix, &r->key, c->lstate);
-	if (i < 0)
-		i = lock_add(c, &r->key);
-	if (i < 0)
-		return (int)i;
+	/* The row the slot led to last time, if the slot still holds that
+	 * lock: slots are handed to other locks once forgotten. */
+	i = r->slot < LT_MAX_LOCKS ? c->slot_row[r->slot] : -1;
+	if (i < 0 || memcmp(&c->lstate[i].key, &r->key, sizeof(r->key))) {
+		i = lt_index_find(&c->lock_ix, &r->key, c->lstate);
+		if (i < 0)
+			i = lock_add(c, &r->key);
+		if (i < 0)
+			return (int)i;
+		if (r->slot < LT_MAX_LOCKS)
+			c->slot_row[r->slot] = i;
+	}
 	l = &c->locks[i];
 	s = &c->lstate[i];
 	/* Histograms that did not move keep a zero delta. */
@@ -1090,6 +1098,8 @@ static int fill_slots(struct lt_collector *c)
 	int fd = bpf_map__fd(c->futex->maps.free_slots);
 	__u32 slot;
 
+	for (slot = 0; slot < LT_MAX_LOCKS; slot++)
+		c->slot_row[slot] = -1;
 	c->zero_len = (size_t)c->ncpus * sizeof(struct lt_lock_stat);
 	c->zero_stats = calloc(1, c->zero_len);
 	if (!c->zero_stats)

@@ -132,6 +132,8 @@ struct lt_lock_stat {
  * max_ns the longest wait of this read's epoch. */
 struct lt_lock_rec {
 	struct lt_lock_key key;
+	__u32 slot; /* where its figures are in stat_map */
+	__u32 pad;
 	struct lt_lock_stat sum;
 };
 

@@ -149,6 +149,7 @@ static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
 	/* This CPU's value first; the others are looked up, but for the
 	 * one the stamps were read from. */
 	rec->key = key;
+	rec->slot = at;
 	__builtin_memcpy(&rec->sum, here, LT_STAT_HEAD);
 	rec->sum.hist_used = 0;
 	rec->sum.hold_used = 0;
