@@ -190,10 +190,10 @@ struct lt_collector {
 	struct lt_snapshot snap;
 
 	void *keybuf, *valbuf; /* batch read buffers */
-	void *zero_stats; /* one lock's figures on every CPU, zeroed */
-	ssize_t slot_row[LT_MAX_LOCKS]; /* the lock row of each slot, or -1 */
-	size_t zero_len;
 	size_t keybuf_len, valbuf_len;
+	void *zero_values; /* a slot's values on every CPU, zeroed */
+	ssize_t slot_row[LT_MAX_LOCKS]; /* the lock row of each slot, or -1 */
+	ssize_t party_row[LT_MAX_PARTIES]; /* the party of each slot, or -1 */
 
 	struct lt_vmas vma_cache[MAX_VMA_CACHE];
 	size_t n_vma_cache;
@@ -878,7 +878,10 @@ static int merge_party(struct lt_collector *c, const void *rec)
 	bool created;
 	int err;
 
-	k = lt_index_find(&c->party_ix, pk, c->party);
+	/* The party the slot led to last time, if the slot still holds it. */
+	k = r->slot < LT_MAX_PARTIES ? c->party_row[r->slot] : -1;
+	if (k < 0 || memcmp(&c->party[k].key, pk, sizeof(*pk)))
+		k = lt_index_find(&c->party_ix, pk, c->party);
 	if (k < 0 || !c->party[k].linked) {
 		i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
 		if (i < 0)
@@ -894,6 +897,8 @@ static int merge_party(struct lt_collector *c, const void *rec)
 		if (err)
 			return err;
 	}
+	if (r->slot < LT_MAX_PARTIES)
+		c->party_row[r->slot] = k;
 	ps = &c->party[k];
 	dcount = diff(r->sum.count, ps->count);
 	dns = diff(r->sum.ns, ps->ns);
@@ -1071,43 +1076,48 @@ static void take_exited(struct lt_collector *c)
 }
 
 /*
- * Takes the lock's slot back, zeroed, among the free ones. Only locks no
+ * Takes key's slot back, zeroed, among the free ones: names maps keys to
+ * slots of values, whose free ones are in the queue free. Only keys no
  * thread can reach any more go: a slot kept in a thread's cache or a
  * held range stays valid while that thread lives. Returns 0 when the
- * lock had a slot.
+ * key had a slot.
  */
-static int free_slot(struct lt_collector *c, const struct lt_lock_key *k)
+static int free_slot(struct lt_collector *c, struct bpf_map *names,
+		     struct bpf_map *values, struct bpf_map *free,
+		     const void *key, size_t value_size)
 {
-	int kfd = bpf_map__fd(c->futex->maps.lock_slots);
 	__u32 slot;
 
-	if (bpf_map_lookup_elem(kfd, k, &slot) || bpf_map_delete_elem(kfd, k))
+	if (bpf_map_lookup_elem(bpf_map__fd(names), key, &slot) ||
+	    bpf_map_delete_elem(bpf_map__fd(names), key))
 		return -ENOENT;
-	memset(c->zero_stats, 0, c->zero_len);
-	if (bpf_map_update_elem(bpf_map__fd(c->futex->maps.stat_map), &slot,
-				c->zero_stats, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(c->futex->maps.free_slots), NULL,
-				&slot, BPF_ANY))
-		return -errno; /* the slot is lost: one fewer lock fits */
+	memset(c->zero_values, 0, (size_t)c->ncpus * value_size);
+	if (bpf_map_update_elem(bpf_map__fd(values), &slot, c->zero_values,
+				BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(free), NULL, &slot, BPF_ANY))
+		return -errno; /* the slot is lost: one fewer fits */
 	return 0;
 }
 
-/* Every slot of stat_map is free when the probes load. */
+/* Every slot is free when the probes load. */
 static int fill_slots(struct lt_collector *c)
 {
-	int fd = bpf_map__fd(c->futex->maps.free_slots);
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	__u32 slot;
 
 	for (slot = 0; slot < LT_MAX_LOCKS; slot++)
 		c->slot_row[slot] = -1;
-	c->zero_len = (size_t)c->ncpus * sizeof(struct lt_lock_stat);
-	c->zero_stats = calloc(1, c->zero_len);
-	if (!c->zero_stats)
+	for (slot = 0; slot < LT_MAX_PARTIES; slot++)
+		c->party_row[slot] = -1;
+	c->zero_values =
+		calloc((size_t)c->ncpus, sizeof(struct lt_lock_stat) +
+						 sizeof(struct lt_party_stat));
+	if (!c->zero_values)
 		return -ENOMEM;
-	for (slot = 0; slot < LT_MAX_LOCKS; slot++)
-		if (bpf_map_update_elem(fd, NULL, &slot, BPF_ANY))
-			return -errno;
-	return 0;
+	if (bpf_prog_test_run_opts(
+		    bpf_program__fd(c->reader->progs.lt_fill_slots), &opts))
+		return -errno;
+	return c->reader->bss->fill_failed ? -ENOSPC : 0;
 }
 
 /*
@@ -1119,7 +1129,6 @@ static int fill_slots(struct lt_collector *c)
 static void forget_exited(struct lt_collector *c)
 {
 	int wfd = bpf_map__fd(c->futex->maps.wheres);
-	int pfd = bpf_map__fd(c->futex->maps.parties);
 	size_t i, n = c->n_gone;
 
 	if (!n)
@@ -1129,7 +1138,11 @@ static void forget_exited(struct lt_collector *c)
 
 		if (!private_gone(c, k))
 			continue;
-		if (!free_slot(c, k) && c->snap.lock_entries)
+		if (!free_slot(c, c->futex->maps.lock_slots,
+			       c->futex->maps.stat_map,
+			       c->futex->maps.free_slots, k,
+			       sizeof(struct lt_lock_stat)) &&
+		    c->snap.lock_entries)
 			c->snap.lock_entries--; /* in use after this read */
 		bpf_map_delete_elem(wfd, k);
 		/* A PID that comes back may use the same address: its
@@ -1158,7 +1171,10 @@ static void forget_exited(struct lt_collector *c)
 				    pk->tgid;
 
 		if (is_gone(c->gone, n, who) || private_gone(c, &pk->lock)) {
-			bpf_map_delete_elem(pfd, pk);
+			free_slot(c, c->futex->maps.party_slots,
+				  c->futex->maps.parties,
+				  c->futex->maps.free_party_slots, pk,
+				  sizeof(struct lt_party_stat));
 			/* The same key again is a new party: a reused TID
 			 * may belong to another process. */
 			c->party[i].count = c->party[i].ns = 0;
@@ -1897,10 +1913,12 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 {
 	static const char *const shared[] = {
-		"stat_map",    "parties",     "threads",      "traced",
-		"comms",       "drops",	      "wheres",	      "stacks",
-		"lock_stacks", "stack_snaps", "snap_scratch", "new_snaps",
-		"runs",	       "lock_slots",  "free_slots"
+		"stat_map",    "parties",	  "threads",
+		"traced",      "comms",		  "drops",
+		"wheres",      "stacks",	  "lock_stacks",
+		"stack_snaps", "snap_scratch",	  "new_snaps",
+		"runs",	       "lock_slots",	  "free_slots",
+		"party_slots", "free_party_slots"
 	};
 	size_t i;
 	int err;
@@ -2180,7 +2198,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->edges);
 	free(c->deadlocks);
 	free(c->keybuf);
-	free(c->zero_stats);
+	free(c->zero_values);
 	free(c->valbuf);
 
 	lt_index_free(&c->lock_ix);

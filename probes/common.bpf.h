@@ -46,13 +46,27 @@ struct {
 	__type(value, __u32);
 } free_slots SEC(".maps");
 
-/* Holders and waiters per lock; holders are keyed by TID (see role). */
+/* Holders and waiters per lock, in slots like the locks' figures;
+ * holders are keyed by TID (see role). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LT_MAX_PARTIES);
-	__type(key, struct lt_party_key);
+	__type(key, __u32);
 	__type(value, struct lt_party_stat);
 } parties SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_PARTIES);
+	__type(key, struct lt_party_key);
+	__type(value, __u32);
+} party_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_PARTIES);
+	__type(value, __u32);
+} free_party_slots SEC(".maps");
 
 /* Each thread's wait, held file locks and futex identities. */
 struct {
@@ -248,12 +262,48 @@ static __always_inline struct lt_lock_stat *stat_at(__s32 slot)
 	return st;
 }
 
+/* The slot names gives key, or LT_NO_SLOT while it has none. */
+static __always_inline __s32 named_slot(void *names, const void *key)
+{
+	__u32 *slot = bpf_map_lookup_elem(names, key);
+
+	return slot ? (__s32)*slot : LT_NO_SLOT;
+}
+
+/*
+ * key's slot in names, given one from the queue free on first use
+ * (*created is then set); LT_NO_SLOT, and a drop of reason full, when
+ * none is free. Of two CPUs that meet a new key at once, one names its
+ * slot and the other hands its own back.
+ */
+static __always_inline __s32 take_slot(void *names, void *free, const void *key,
+				       __u32 full, bool *created)
+{
+	__s32 slot = named_slot(names, key);
+	__u32 fresh;
+
+	*created = false;
+	if (slot != LT_NO_SLOT)
+		return slot;
+	if (bpf_map_pop_elem(free, &fresh)) {
+		count_drop(full);
+		return LT_NO_SLOT;
+	}
+	if (!bpf_map_update_elem(names, key, &fresh, BPF_NOEXIST)) {
+		*created = true;
+		return (__s32)fresh;
+	}
+	bpf_map_push_elem(free, &fresh, 0);
+	slot = named_slot(names, key);
+	if (slot == LT_NO_SLOT)
+		count_drop(full);
+	return slot;
+}
+
 /* The lock's slot, or LT_NO_SLOT while it has none. */
 static __always_inline __s32 slot_find(const struct lt_lock_key *key)
 {
-	__u32 *slot = bpf_map_lookup_elem(&lock_slots, key);
-
-	return slot ? (__s32)*slot : LT_NO_SLOT;
+	return named_slot(&lock_slots, key);
 }
 
 /* The lock's figures, if it has a slot. */
@@ -263,34 +313,12 @@ stat_find(const struct lt_lock_key *key)
 	return stat_at(slot_find(key));
 }
 
-/*
- * The lock's slot, given one from the free ones on first use (*created
- * is then set); LT_NO_SLOT, and a drop, when none is free. Of two CPUs
- * that meet a new lock at once, one names its slot and the other hands
- * its own back.
- */
+/* The lock's slot, given one on first use (*created is then set). */
 static __always_inline __s32 slot_of(const struct lt_lock_key *key,
 				     bool *created)
 {
-	__s32 slot = slot_find(key);
-	__u32 fresh;
-
-	*created = false;
-	if (slot != LT_NO_SLOT)
-		return slot;
-	if (bpf_map_pop_elem(&free_slots, &fresh)) {
-		count_drop(LT_DROP_LOCKS_FULL);
-		return LT_NO_SLOT;
-	}
-	if (!bpf_map_update_elem(&lock_slots, key, &fresh, BPF_NOEXIST)) {
-		*created = true;
-		return (__s32)fresh;
-	}
-	bpf_map_push_elem(&free_slots, &fresh, 0);
-	slot = slot_find(key);
-	if (slot == LT_NO_SLOT)
-		count_drop(LT_DROP_LOCKS_FULL);
-	return slot;
+	return take_slot(&lock_slots, &free_slots, key, LT_DROP_LOCKS_FULL,
+			 created);
 }
 
 /* The lock's figures, created on first use; NULL (and a drop) when full.
@@ -341,30 +369,42 @@ static __always_inline void remember_comm(__u32 tgid)
 	bpf_map_update_elem(&comms, &tgid, comm, BPF_NOEXIST);
 }
 
-static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
-				   __u32 role, __u64 ns)
+/*
+ * Adds one event of ns to a party of the lock. *slot is where the
+ * party's figures are, when the caller kept it (LT_NO_SLOT when not),
+ * and is set to it after.
+ */
+static __always_inline void credit_at(const struct lt_lock_key *lock, __u32 id,
+				      __u32 role, __u64 ns, __s32 *slot)
 {
 	struct lt_party_key pk = { .lock = *lock, .tgid = id, .role = role };
-	static const struct lt_party_stat zero;
 	struct lt_party_stat *ps;
+	bool created = false;
+	__u32 k;
 
-	ps = bpf_map_lookup_elem(&parties, &pk);
-	if (!ps) {
-		if (bpf_map_update_elem(&parties, &pk, &zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&parties, &pk)) {
-			count_drop(LT_DROP_PARTIES_FULL);
-			return;
-		}
-		ps = bpf_map_lookup_elem(&parties, &pk);
-		if (!ps)
-			return;
-		/* The current task: name it while it lives. */
-		if (role == LT_ROLE_WAITER || role == LT_ROLE_HOLDER_PROC)
-			remember_comm(id);
-	}
+	if (*slot == LT_NO_SLOT)
+		*slot = take_slot(&party_slots, &free_party_slots, &pk,
+				  LT_DROP_PARTIES_FULL, &created);
+	if (*slot == LT_NO_SLOT)
+		return;
+	/* The current task: name it while it lives. */
+	if (created && (role == LT_ROLE_WAITER || role == LT_ROLE_HOLDER_PROC))
+		remember_comm(id);
+	k = (__u32)*slot;
+	ps = bpf_map_lookup_elem(&parties, &k);
+	if (!ps)
+		return;
 	ps->count++;
 	ps->ns += ns;
 	ps->touched = epoch;
+}
+
+static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
+				   __u32 role, __u64 ns)
+{
+	__s32 slot = LT_NO_SLOT;
+
+	credit_at(lock, id, role, ns, &slot);
 }
 
 static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,

@@ -158,6 +158,8 @@ struct lt_party_stat {
 
 struct lt_party_rec {
 	struct lt_party_key key;
+	__u32 slot; /* where its figures are in parties */
+	__u32 pad;
 	struct lt_party_stat sum;
 };
 
@@ -222,6 +224,9 @@ struct lt_ident {
 	__u64 uaddr;
 	struct lt_lock_key key; /* kind: its latest, where wakes look first */
 	__s32 slot; /* of key as it is, or LT_NO_SLOT when not known */
+	/* This process's waiter and holder parties of key as it is. */
+	__s32 waiter_slot;
+	__s32 holder_slot;
 	__u32 pad;
 };
 

@@ -114,6 +114,14 @@ static long where_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* The slots kept for an identity, when its kind changes. */
+static __always_inline void forget_slots(struct lt_ident *c)
+{
+	c->slot = LT_NO_SLOT;
+	c->waiter_slot = LT_NO_SLOT;
+	c->holder_slot = LT_NO_SLOT;
+}
+
 /* The thread's cached identity of the word at uaddr, or NULL. */
 static __always_inline struct lt_ident *cached_ident(struct lt_thread *th,
 						     __u64 uaddr)
@@ -179,7 +187,7 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 	th->ident_next++;
 	c->uaddr = uaddr;
 	c->key = *key;
-	c->slot = LT_NO_SLOT;
+	forget_slots(c);
 	return c;
 }
 
@@ -332,7 +340,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	if (c) {
 		if (c->key.kind != kind) {
 			c->key.kind = kind;
-			c->slot = LT_NO_SLOT;
+			forget_slots(c);
 		}
 		in->slot = c->slot;
 	}
@@ -355,6 +363,7 @@ static __always_inline int wait_end(void *ctx, long ret)
 	struct lt_ident *c;
 	bool created = false;
 	__u64 delta, uaddr;
+	__s32 no_slot = LT_NO_SLOT;
 	__u32 word;
 
 	th = this_thread(false);
@@ -363,11 +372,14 @@ static __always_inline int wait_end(void *ctx, long ret)
 	in = &th->wait;
 	delta = bpf_ktime_get_ns() - in->ts;
 	uaddr = in->uaddr;
+	/* The word's cache entry, if it still holds the word as waited on. */
+	c = uaddr ? cached_ident(th, uaddr) : NULL;
+	if (c && c->key.kind != in->lock.kind)
+		c = NULL;
 	if (in->slot == LT_NO_SLOT) {
 		/* The word's first wait here: its slot, kept for the next. */
 		in->slot = slot_of(&in->lock, &created);
-		c = cached_ident(th, uaddr);
-		if (c && c->key.kind == in->lock.kind)
+		if (c)
 			c->slot = in->slot;
 	}
 	st = stat_at(in->slot);
@@ -404,7 +416,8 @@ static __always_inline int wait_end(void *ctx, long ret)
 		}
 		record_stack(ctx, &in->lock, tgid, delta);
 	}
-	credit(&in->lock, tgid, LT_ROLE_WAITER, delta);
+	credit_at(&in->lock, tgid, LT_ROLE_WAITER, delta,
+		  c ? &c->waiter_slot : &no_slot);
 out:
 	in->ts = 0;
 	return 0;
@@ -426,7 +439,7 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
 	struct lt_ident *c;
-	__s32 slot;
+	__s32 slot, no_slot = LT_NO_SLOT;
 
 	if (!wanted(tgid))
 		return 0;
@@ -447,7 +460,10 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	if (!st)
 		return 0;
 	if (c) {
-		c->key.kind = key.kind;
+		if (c->key.kind != key.kind) {
+			c->key.kind = key.kind;
+			forget_slots(c);
+		}
 		c->slot = slot;
 	}
 	st->wakes++;
@@ -455,7 +471,8 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	 * with the wait it caused: the waker adds nothing to that. */
 	if (key.kind != LT_PK_FUTEX_COND && !st->owner_named) {
 		st->last_holder = tid;
-		credit(&key, tgid, LT_ROLE_HOLDER_PROC, 0);
+		credit_at(&key, tgid, LT_ROLE_HOLDER_PROC, 0,
+			  c ? &c->holder_slot : &no_slot);
 	}
 	return 0;
 }

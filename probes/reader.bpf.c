@@ -183,18 +183,23 @@ int lt_read_locks(void *ctx)
 }
 
 static long read_party(struct bpf_map *map, const struct lt_party_key *k,
-		       struct lt_party_stat *here, void *ctx)
+		       __u32 *slot, void *ctx)
 {
 	__u32 i = n_parties, cpu, this_cpu = bpf_get_smp_processor_id();
+	struct lt_party_stat *v, *here;
 	struct lt_party_key key = *k;
-	bool touched = here->touched >= since;
-	struct lt_party_stat *v;
 	struct lt_party_rec *rec;
+	__u32 at = *slot;
+	bool touched;
 
+	here = bpf_map_lookup_elem(&parties, &at);
+	if (!here)
+		return 0;
+	touched = here->touched >= since;
 	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
 		if (cpu == this_cpu)
 			continue; /* `here` is this CPU's, checked above */
-		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
+		v = bpf_map_lookup_percpu_elem(&parties, &at, cpu);
 		touched = v && v->touched >= since;
 	}
 	if (!touched)
@@ -203,12 +208,13 @@ static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 	if (!rec)
 		return 1;
 	rec->key = key;
+	rec->slot = at;
 	rec->sum = *here;
 	for (cpu = 0; cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
 		if (cpu == this_cpu)
 			continue;
-		v = bpf_map_lookup_percpu_elem(&parties, &key, cpu);
-		if (!v)
+		v = bpf_map_lookup_percpu_elem(&parties, &at, cpu);
+		if (!v || !v->touched)
 			continue;
 		rec->sum.count += v->count;
 		rec->sum.ns += v->ns;
@@ -221,7 +227,7 @@ SEC("raw_tp")
 int lt_read_parties(void *ctx)
 {
 	n_parties = 0;
-	bpf_for_each_map_elem(&parties, read_party, NULL, 0);
+	bpf_for_each_map_elem(&party_slots, read_party, NULL, 0);
 	return 0;
 }
 
@@ -253,6 +259,35 @@ int lt_read_waits(void *ctx)
 	}
 	bpf_iter_task_destroy(&it);
 	n_waits = n;
+	return 0;
+}
+
+/*
+ * Every slot is free when the probes load: run once, before they attach,
+ * it queues each in order, all in one call.
+ */
+__u32 fill_failed = 0; /* slots the queues would not take */
+
+static long push_lock_slot(__u32 i, void *ctx)
+{
+	if (bpf_map_push_elem(&free_slots, &i, 0))
+		fill_failed++;
+	return 0;
+}
+
+static long push_party_slot(__u32 i, void *ctx)
+{
+	if (bpf_map_push_elem(&free_party_slots, &i, 0))
+		fill_failed++;
+	return 0;
+}
+
+SEC("raw_tp")
+int lt_fill_slots(void *ctx)
+{
+	fill_failed = 0;
+	bpf_loop(LT_MAX_LOCKS, push_lock_slot, NULL, 0);
+	bpf_loop(LT_MAX_PARTIES, push_party_slot, NULL, 0);
 	return 0;
 }
 
