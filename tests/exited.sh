@@ -2,7 +2,9 @@
 # Processes that end leave the kernel's maps: generations of short-lived
 # processes, each with its own private locks, add up to more locks than
 # the map holds, yet none is dropped, every wait is counted, and the map
-# empties once they are gone.
+# empties once they are gone. The last generation's locks and waiters
+# take the slots the first one's left: each of its locks still shows its
+# own one wait, and its waiter that one wait.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 manylocks=$2
 require_bpf
@@ -23,4 +25,11 @@ echo "waits $seen of $((n * generations)), drops $drops, kernel entries at the e
 [ "$seen" -ge $((n * generations)) ] || fail "waits went missing"
 [ "$seen" -le $((n * generations + 100)) ] || fail "more waits than made"
 [ "$entries" -lt 100 ] || fail "$entries entries left after every process ended"
+mine='[.locks[] | select(.comm == "manylocks")]'
+rows=$(jq "$mine | length" <<<"$final")
+odd=$(jq "$mine | map(select(.waits != 1 or (.waiters | length) != 1 or
+	.waiters[0].count != 1)) | length" <<<"$final")
+echo "manylocks rows $rows, $odd not one wait by one waiter"
+[ "$rows" -eq $((n * generations)) ] || fail "$rows manylocks locks, not $((n * generations))"
+[ "$odd" -eq 0 ] || fail "$odd locks whose figures are not their own"
 echo PASS
