@@ -2198,8 +2198,8 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->edges);
 	free(c->deadlocks);
 	free(c->keybuf);
-	free(c->zero_values);
 	free(c->valbuf);
+	free(c->zero_values);
 
 	lt_index_free(&c->lock_ix);
 	lt_index_free(&c->proc_ix);
