@@ -129,6 +129,8 @@ struct lt_collector {
 	int stats_fd; /* holds kernel.bpf_stats_enabled on: a window */
 	uint64_t win_cnt[PROBE_NR], win_ns[PROBE_NR]; /* at its start */
 	uint64_t closed_cnt[PROBE_NR], closed_ns[PROBE_NR]; /* past windows */
+	uint64_t measured[PROBE_NR]; /* runs behind each ns_per_run */
+	bool retried[PROBE_NR]; /* measured again since the last due window */
 	uint64_t stat_reads; /* reads so far, for the windows' cadence */
 	uint64_t win_opened; /* when the open window opened */
 	uint64_t win_closed; /* when the last one closed */
@@ -1630,7 +1632,11 @@ static void window_take(struct lt_collector *c, bool final)
 			continue;
 		cnt -= c->win_cnt[i];
 		ns -= c->win_ns[i];
-		pc->ns_per_run = (double)ns / (double)cnt;
+		/* A few runs do not replace a figure from many. */
+		if (cnt >= LT_STATS_MIN_RUNS || cnt >= c->measured[i]) {
+			pc->ns_per_run = (double)ns / (double)cnt;
+			c->measured[i] = cnt;
+		}
 		pc->sampled_cnt = c->closed_cnt[i] + cnt;
 		pc->sampled_ns = c->closed_ns[i] + ns;
 		if (final) {
@@ -1696,7 +1702,38 @@ static void read_cost(struct lt_collector *c)
 				      0;
 	/* Every LT_STATS_EVERY reads, and LT_STATS_GAP_S after the last. */
 	if (++c->stat_reads % LT_STATS_EVERY == 0 && c->stats_fd < 0 &&
-	    mono_ns() - c->win_closed >= LT_STATS_GAP_S * 1000000000ULL)
+	    mono_ns() - c->win_closed >= LT_STATS_GAP_S * 1000000000ULL) {
+		memset(c->retried, 0, sizeof(c->retried));
+		window_open(c);
+	}
+}
+
+/*
+ * Between reads: an object whose cost was measured on too few runs (the
+ * probes loaded on an idle host: a few cold runs, many times dearer than
+ * warm ones) and that has become busy is measured again at once, so the
+ * interval that finds it busy is charged at its warm cost. Once per
+ * object between two regular windows: one that stays thin (busy, but
+ * never the busiest while a window is open) waits for those.
+ */
+static void window_retry(struct lt_collector *c)
+{
+	uint64_t runs[LT_OBJ_NR];
+	bool busy = false;
+	size_t i;
+
+	if (c->stats_fd >= 0 ||
+	    mono_ns() - c->win_closed < LT_STATS_RETRY_S * 1000000000ULL)
+		return;
+	read_runs(c, runs);
+	for (i = 0; i < PROBE_NR; i++) {
+		if (c->measured[i] >= LT_STATS_MIN_RUNS || c->retried[i] ||
+		    runs[i] - c->probes[i].run_cnt < LT_STATS_MIN_RUNS)
+			continue;
+		c->retried[i] = true;
+		busy = true;
+	}
+	if (busy)
 		window_open(c);
 }
 
@@ -1845,6 +1882,7 @@ static void ts_add_ms(struct timespec *ts, unsigned int ms)
 void lt_collector_tend(struct lt_collector *c)
 {
 	window_close(c);
+	window_retry(c);
 	judge_sites(c);
 	if (c->stacks)
 		resolve_snaps(c);

@@ -129,7 +129,13 @@ struct lt_file {
  * then one every LT_STATS_EVERY reads and LT_STATS_GAP_S, each until it
  * measured enough warm runs, from LT_STATS_WINDOW_MS to a second):
  * they cost every BPF program on the host two clock reads a run. run_ns
- * and delta_ns are runs times the cost per run of the latest window.
+ * and delta_ns are runs times the cost per run of the latest window that
+ * measured the object at work. A figure from fewer than
+ * LT_STATS_MIN_RUNS runs (the probes loaded on an idle host: a few cold
+ * runs, many times dearer than warm ones) stands only until the object
+ * is busy: a window then opens at once (lt_collector_tend()),
+ * LT_STATS_RETRY_S after the last at the earliest, once between two
+ * regular windows.
  */
 struct lt_probe_cost {
 	char name[32];
@@ -146,6 +152,7 @@ struct lt_probe_cost {
 #define LT_STATS_WINDOW_MS 100 /* how long one stays open, at least */
 #define LT_STATS_MIN_RUNS 1000 /* runs it measures of the busiest probe */
 #define LT_STATS_GAP_S 5 /* seconds between two windows, at least */
+#define LT_STATS_RETRY_S 1 /* ... when the last one measured too few runs */
 
 /* A cycle in the wait-for graph: each member waits on the next. */
 struct lt_deadlock {

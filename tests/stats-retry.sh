@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The probes load on an idle host: the first sampling window measures a
+# few cold runs, many times dearer than warm ones. Once the probes are
+# busy they are measured again at once, so no busy interval is charged
+# at the cold cost: each costs within a few times the warm figure that
+# the many runs of the end measured, and never more than the host's CPUs.
+. "$(dirname "$0")/lib.sh"
+locktop=$1 lockbench=$2
+require_bpf
+
+cpus=$(nproc)
+"$locktop" --batch --json --delay 0.5 --iterations 14 --output "$tmpdir/lt.json" &
+lt=$!
+# Idle past the first window (a second at most), then busy.
+sleep 3.5
+"$lockbench" --lock mutex -n 8 -l 200000 -H 4 --path "$tmpdir/t.tdb" \
+	>/dev/null || fail "lockbench failed"
+wait "$lt" || fail "locktop failed"
+busy='select(.probes.events >= 20000)'
+warm=$(jq -s "map($busy) | last | .probes.ns_per_event" "$tmpdir/lt.json")
+jq -c "$busy | .probes | {events, ns_per_event, cpu_percent}" "$tmpdir/lt.json"
+n=$(jq -s "map($busy) | length" "$tmpdir/lt.json")
+echo "$n busy intervals; the last measured $warm ns per event"
+[ "$n" -ge 2 ] || fail "too few busy intervals to judge"
+dear=$(jq -s --argjson w "$warm" "map($busy | select(.probes.ns_per_event > 4 * \$w)) | length" "$tmpdir/lt.json")
+[ "$dear" = 0 ] || fail "$dear busy intervals charged at more than 4x the warm cost"
+over=$(jq -s --argjson c "$cpus" 'map(select(.probes.cpu_percent > 100 * $c)) | length' "$tmpdir/lt.json")
+[ "$over" = 0 ] || fail "$over intervals whose probes used more CPU than the host has"
+echo PASS
