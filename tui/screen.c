@@ -41,7 +41,7 @@ struct column {
 	const char *title; /* per interval */
 	const char *ctitle; /* cumulative; NULL: the same */
 	int width; /* the flexible column's minimum */
-	bool flex; /* takes what the others leave */
+	bool flex; /* takes what the others leave; a name, cut from the left */
 	bool left;
 	int drop; /* narrow terminals drop 1 first, then 2...; 0: never */
 	bool text; /* sorts by name, A to Z */
@@ -685,8 +685,12 @@ static int width_of(const char *s)
 	return n;
 }
 
-/* Writes s at (y, x), padded or cut to w columns. */
-static void put(int y, int x, int w, const char *s, bool left)
+/*
+ * Writes s at (y, x), padded or cut to w columns. A name that is a path
+ * loses its start, so that its end names the file and the offset; other
+ * text (a pid/comm, a command) keeps its start.
+ */
+static void put(int y, int x, int w, const char *s, bool left, bool path)
 {
 	int len = width_of(s);
 
@@ -695,8 +699,7 @@ static void put(int y, int x, int w, const char *s, bool left)
 	if (len > w) {
 		if (len != (int)strlen(s)) {
 			mvaddnstr(y, x, s, w);
-		} else if (left && w > 4) {
-			/* A path's end names the file and the offset. */
+		} else if (path && w > 4) {
 			mvaddstr(y, x, "..");
 			mvaddnstr(y, x + 2, s + len - (w - 2), w - 2);
 		} else {
@@ -1102,7 +1105,7 @@ static void draw_table_head(struct screen *sc, int y, int cols)
 		if (sorted)
 			attron(attr(sc, C_SORTED, A_BOLD) | A_BOLD);
 		put(y, sc->vis_x[i], sc->vis_w[i], title,
-		    cdefs[sc->vis_col[i]].left);
+		    cdefs[sc->vis_col[i]].left, false);
 		if (sorted) {
 			attroff(attr(sc, C_SORTED, A_BOLD) | A_BOLD);
 			attron(attr(sc, C_COLHEAD, A_REVERSE));
@@ -1158,7 +1161,8 @@ static void draw_table(struct screen *sc, int y, int bottom, int cols)
 
 			cell(sc, &sc->rows[r], c, buf, sizeof(buf));
 			put(y, sc->vis_x[i], sc->vis_w[i], buf,
-			    views[sc->view].cols[c].left);
+			    views[sc->view].cols[c].left,
+			    views[sc->view].cols[c].flex);
 		}
 		if (selected)
 			attroff(attr(sc, C_SELECT, A_REVERSE));
@@ -1383,7 +1387,7 @@ static void draw_detail(struct screen *sc, int y0, int bottom, int cols)
 
 	attron(attr(sc, C_COLHEAD, A_REVERSE));
 	mvhline(y0, 0, ' ', cols);
-	put(y0, 0, cols, l ? l->name : "(the lock is gone)", true);
+	put(y0, 0, cols, l ? l->name : "(the lock is gone)", true, true);
 	attroff(attr(sc, C_COLHEAD, A_REVERSE));
 	sc->head_y = -1;
 	if (!l || bottom <= y0 + 1)
@@ -1494,7 +1498,8 @@ static void draw_footer(struct screen *sc, int y, int cols)
 		attroff(attr(sc, C_FKEY, A_NORMAL));
 		x += kw;
 		attron(attr(sc, C_FLABEL, A_REVERSE));
-		put(y, x, lw < cols - x ? lw : cols - x, fkeys[i].label, true);
+		put(y, x, lw < cols - x ? lw : cols - x, fkeys[i].label, true,
+		    false);
 		attroff(attr(sc, C_FLABEL, A_REVERSE));
 		x += lw;
 	}

@@ -71,6 +71,9 @@ wait_for "header" '^locktop [0-9:]+ +every 0.3s'
 wait_for "wait meter" '^Wait \['
 wait_for "footer" '^F1Help +F2Locks'
 wait_for "lockbench's table" "t\.tdb\+0x[0-9a-f]+ +futex "
+# A holder too long for its column keeps its pid, whole, and loses the
+# end of its name.
+wait_for "holder pid/comm" "t\.tdb\+0x[0-9a-f]+ +futex .* [0-9]+/lock"
 # contend's mutex: by symbol, "shared_lock (contend)", or contend+0x...
 wait_for "contend's mutex" "contend(\)|\+0x[0-9a-f]+) +futex "
 prog_ids | comm -13 "$tmpdir/before" - >"$tmpdir/ours"
