@@ -101,6 +101,7 @@ struct proc_state {
 	__u32 tgid; /* first: the index's key */
 	__u32 pad;
 	uint64_t top_ns; /* its largest wait on one lock, in all */
+	struct lt_proc_io io; /* summed over CPUs at the last read */
 };
 
 struct file_state {
@@ -948,6 +949,47 @@ static int read_parties(struct lt_collector *c)
 			  merge_party);
 }
 
+/* One process's pread-path figures, from the per-process I/O map. */
+static int merge_proc_io(struct lt_collector *c, const void *key,
+			 const void *value)
+{
+	const struct lt_proc_io *percpu = value;
+	struct lt_proc_io sum = { 0 };
+	struct proc_state *ps;
+	struct lt_proc *p;
+	ssize_t i;
+	int cpu;
+
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		sum.count += percpu[cpu].count;
+		sum.ns += percpu[cpu].ns;
+	}
+	i = proc_of(c, (pid_t) * (const __u32 *)key);
+	if (i < 0)
+		return (int)i;
+	p = &c->procs[i];
+	ps = &c->pstate[i];
+	p->delta.io_count = diff(sum.count, ps->io.count);
+	p->delta.io_ns = diff(sum.ns, ps->io.ns);
+	p->total.io_count += p->delta.io_count;
+	p->total.io_ns += p->delta.io_ns;
+	ps->io = sum;
+	return 0;
+}
+
+static int read_proc_io(struct lt_collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_procs; i++) {
+		c->procs[i].delta.io_count = 0;
+		c->procs[i].delta.io_ns = 0;
+	}
+	return for_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
+			      sizeof(__u32), sizeof(struct lt_proc_io), true,
+			      merge_proc_io, NULL);
+}
+
 /* ---- which waits are locks: the call sites ---- */
 
 /* glibc's wait helpers: the caller says what they wait for. */
@@ -1165,6 +1207,16 @@ static void forget_exited(struct lt_collector *c)
 		} else {
 			i++;
 		}
+	}
+	/* Their I/O figures; a PID that comes back starts from zero. */
+	for (i = 0; i < n; i++) {
+		struct proc_state key = { .tgid = c->gone[i] };
+		ssize_t k = lt_index_find(&c->proc_ix, &key, c->pstate);
+
+		bpf_map_delete_elem(bpf_map__fd(c->fileio->maps.proc_io),
+				    &c->gone[i]);
+		if (k >= 0)
+			memset(&c->pstate[k].io, 0, sizeof(c->pstate[k].io));
 	}
 	for (i = 0; i < c->n_party; i++) {
 		const struct lt_party_key *pk = &c->party[i].key;
@@ -1803,6 +1855,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	c->snap.lock_capacity = LT_MAX_LOCKS;
 	if (!err)
 		err = read_parties(c);
+	if (!err)
+		err = read_proc_io(c);
 	if (!err)
 		err = read_inflight(c);
 	if (!err && c->stacks)

@@ -88,6 +88,7 @@ enum lt_drop_reason {
 	LT_DROP_HELD_FULL, /* a granted file lock could not be timed */
 	LT_DROP_FILES_FULL, /* the per-file I/O map was full */
 	LT_DROP_STACKS_FULL, /* a wait's stack could not be kept (--stacks) */
+	LT_DROP_PROCS_FULL, /* the per-process I/O map was full */
 	LT_DROP_NR,
 };
 

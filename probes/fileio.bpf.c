@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The pread path: pread64, preadv, preadv2, pwrite64, pwritev, pwritev2.
- * Per file: count, bytes and a latency histogram. Time spent in these
+ * Per file: count, bytes and a latency histogram; per process: count and
+ * time. Time spent in these
  * calls while the thread holds a file lock is charged to that lock as
  * I/O under lock: hold time caused by I/O.
  */
@@ -25,6 +26,28 @@ struct {
 	__type(key, struct lt_file_key);
 	__type(value, struct lt_file_where);
 } file_where SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, LT_MAX_TRACED);
+	__type(key, __u32);
+	__type(value, struct lt_proc_io);
+} proc_io SEC(".maps");
+
+/* The process's I/O figures, created on its first call. */
+static __always_inline struct lt_proc_io *proc_io_of(__u32 tgid)
+{
+	static const struct lt_proc_io zero;
+	struct lt_proc_io *pio = bpf_map_lookup_elem(&proc_io, &tgid);
+
+	if (pio)
+		return pio;
+	bpf_map_update_elem(&proc_io, &tgid, &zero, BPF_NOEXIST);
+	pio = bpf_map_lookup_elem(&proc_io, &tgid);
+	if (!pio)
+		count_drop(LT_DROP_PROCS_FULL);
+	return pio;
+}
 
 /* A call starts: its file and time go in the thread's storage. */
 static __always_inline int io_begin(int fd, __u32 write)
@@ -75,6 +98,7 @@ static __always_inline int io_end(long ret)
 	struct lt_thread *th;
 	struct lt_lock_stat *ls;
 	struct lt_file_stat *fs;
+	struct lt_proc_io *pio;
 	__u64 delta;
 	__u32 top;
 
@@ -83,6 +107,11 @@ static __always_inline int io_end(long ret)
 		return 0;
 	delta = bpf_ktime_get_ns() - th->io.ts;
 	th->io.ts = 0;
+	pio = proc_io_of(tgid);
+	if (pio) {
+		pio->count++;
+		pio->ns += delta;
+	}
 	key.dev = th->io.dev;
 	key.ino = th->io.ino;
 	fs = bpf_map_lookup_elem(&file_stat, &key);

@@ -21,6 +21,12 @@ struct lt_file_stat {
 	__u64 hist[LT_HIST_SLOTS];
 };
 
+/* Per process: its pread-path calls and their time. */
+struct lt_proc_io {
+	__u64 count;
+	__u64 ns;
+};
+
 /* Naming facts per file, written with its first I/O. */
 struct lt_file_where {
 	__u32 tgid;

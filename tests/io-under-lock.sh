@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pread under an fcntl chain lock is charged to that lock as I/O under
 # lock, and the table file shows its pread traffic: as many calls and
-# bytes as lockbench made.
+# bytes as lockbench made. lockbench's processes show those calls too.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 lockbench=$2
 require_bpf
@@ -26,5 +26,14 @@ done
 # All of that I/O happened under a lock: lockbench does I/O only then.
 jq -e '.io_under_lock_ns >= .io_ns * 0.9' <<<"$file" >/dev/null ||
 	fail "I/O under lock is less than 90% of the file's I/O: $file"
+# Per process: lockbench's calls, and at most a few of its own setup.
+calls=$(jq '.io_reads + .io_writes' "$tmpdir/lb.json")
+procs=$(jq '[.procs[] | select(.comm == "lockbench") | .io_count] | add // 0' <<<"$final")
+echo "lockbench's processes: $procs calls; lockbench made $calls"
+[ "$procs" -ge "$calls" ] && [ "$procs" -le $((calls + 10)) ] ||
+	fail "the processes show $procs calls, lockbench made $calls"
+jq -e --argjson f "$(jq .io_ns <<<"$file")" \
+	'[.procs[] | select(.comm == "lockbench") | .io_ns] | add >= $f' \
+	<<<"$final" >/dev/null || fail "the processes' I/O time is below the file's"
 echo "ok: $chains locks; file $(jq -c '{reads, writes, read_bytes, write_bytes, io_ns, io_under_lock_ns}' <<<"$file")"
 echo PASS
