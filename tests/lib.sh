@@ -30,5 +30,17 @@ our_progs() {
 		grep -oE 'name lt_[a-z_]+' | sort -u || true
 }
 
+# Waits until process $1 has its futex probe attached (the kernel lists
+# the tracepoint's program under that process), ten seconds at most.
+wait_attached() {
+	local i
+	for i in $(seq 100); do
+		/usr/sbin/bpftool perf list 2>/dev/null |
+			grep -qE "^pid $1 .*tracepoint +sys_enter_futex$" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/locktop-test.XXXXXX")
 trap 'rm -rf "$tmpdir"' EXIT

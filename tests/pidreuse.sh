@@ -10,13 +10,7 @@ require_bpf
 
 "$locktop" record --interval 0.3 --duration 8 -o "$tmpdir/r.rec" &
 lt=$!
-# The probes are in once the kernel lists them; attaching follows at once.
-for _ in $(seq 100); do
-	our_progs | grep -q lt_futex_enter && break
-	sleep 0.1
-done
-our_progs | grep -q lt_futex_enter || fail "the probes did not load"
-sleep 0.5
+wait_attached "$lt" || fail "the probes did not attach"
 first=$("$samelock" 1000 | jq .pid)
 # Two reads: the first takes its last figures, the next forgets it.
 sleep 1
