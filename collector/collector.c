@@ -938,12 +938,6 @@ static int merge_party(struct lt_collector *c, const void *rec)
 
 static int read_parties(struct lt_collector *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->n_procs; i++) {
-		c->procs[i].delta.waits = 0;
-		c->procs[i].delta.wait_ns = 0;
-	}
 	return run_reader(c, c->reader->progs.lt_read_parties, c->party_out,
 			  sizeof(*c->party_out), &c->reader->bss->n_parties,
 			  merge_party);
@@ -979,12 +973,6 @@ static int merge_proc_io(struct lt_collector *c, const void *key,
 
 static int read_proc_io(struct lt_collector *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->n_procs; i++) {
-		c->procs[i].delta.io_count = 0;
-		c->procs[i].delta.io_ns = 0;
-	}
 	return for_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
 			      sizeof(__u32), sizeof(struct lt_proc_io), true,
 			      merge_proc_io, NULL);
@@ -1839,6 +1827,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		   &c->n_was_live, &c->cap_was_live);
 	c->n_live = 0;
 	memset(c->snap.kind_delta, 0, sizeof(c->snap.kind_delta));
+	for (i = 0; i < c->n_procs; i++)
+		memset(&c->procs[i].delta, 0, sizeof(c->procs[i].delta));
 	for (i = 0; i < c->n_files; i++)
 		memset(&c->files[i].delta, 0, sizeof(c->files[i].delta));
 	memset(c->snap.io_hist_delta, 0, sizeof(c->snap.io_hist_delta));
