@@ -1765,6 +1765,12 @@ static void window_retry(struct lt_collector *c)
 	if (c->stats_fd >= 0 ||
 	    mono_ns() - c->win_closed < LT_STATS_RETRY_S * 1000000000ULL)
 		return;
+	/* Most of the time every figure stands: nothing to read. */
+	for (i = 0; i < PROBE_NR; i++)
+		if (c->measured[i] < LT_STATS_MIN_RUNS && !c->retried[i])
+			break;
+	if (i == PROBE_NR)
+		return;
 	read_runs(c, runs);
 	for (i = 0; i < PROBE_NR; i++) {
 		if (c->measured[i] >= LT_STATS_MIN_RUNS || c->retried[i] ||
