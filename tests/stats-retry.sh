@@ -16,7 +16,7 @@ sleep 3.5
 "$lockbench" --lock mutex -n 8 -l 200000 -H 4 --path "$tmpdir/t.tdb" \
 	>/dev/null || fail "lockbench failed"
 wait "$lt" || fail "locktop failed"
-busy='select(.probes.events >= 20000)'
+busy='select((.final | not) and .probes.events >= 20000)'
 warm=$(jq -s "map($busy) | last | .probes.ns_per_event" "$tmpdir/lt.json")
 jq -c "$busy | .probes | {events, ns_per_event, cpu_percent}" "$tmpdir/lt.json"
 n=$(jq -s "map($busy) | length" "$tmpdir/lt.json")
@@ -25,5 +25,11 @@ echo "$n busy intervals; the last measured $warm ns per event"
 dear=$(jq -s --argjson w "$warm" "map($busy | select(.probes.ns_per_event > 4 * \$w)) | length" "$tmpdir/lt.json")
 [ "$dear" = 0 ] || fail "$dear busy intervals charged at more than 4x the warm cost"
 over=$(jq -s --argjson c "$cpus" 'map(select(.probes.cpu_percent > 100 * $c)) | length' "$tmpdir/lt.json")
+# The summary's share is the whole run's: its runs times their mean cost
+# over its elapsed time.
+jq -e '(.probes.events * .probes.ns_per_event / (.elapsed_s * 1e7)) as $want
+	| (.probes.cpu_percent - $want) | fabs < 0.01 * $want + 0.001' \
+	<<<"$(tail -n 1 "$tmpdir/lt.json")" >/dev/null ||
+	fail "the summary's cpu_percent is not its runs' cost over the run"
 [ "$over" = 0 ] || fail "$over intervals whose probes used more CPU than the host has"
 echo PASS

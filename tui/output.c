@@ -275,8 +275,13 @@ static json_object *probes_json(const struct lt_snapshot *s, bool totals)
 	json_object_object_add(
 		o, "ns_per_event",
 		json_object_new_double(cnt ? (double)ns / (double)cnt : 0));
-	json_object_object_add(o, "cpu_percent",
-			       json_object_new_double(s->cpu_percent));
+	/* The summary's share is over the whole run, like its events. */
+	json_object_object_add(
+		o, "cpu_percent",
+		json_object_new_double(
+			!totals		 ? s->cpu_percent :
+			s->elapsed_s > 0 ? (double)ns / (s->elapsed_s * 1e7) :
+					   0));
 	json_object_object_add(o, "floor_ns",
 			       json_object_new_double(s->probe_floor_ns));
 	json_object_object_add(o, "clock_ns",
