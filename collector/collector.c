@@ -2037,14 +2037,26 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 /* Makes obj count into the futex object's maps. */
 static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 {
-	static const char *const shared[] = {
-		"stat_map",    "parties",	  "threads",
-		"traced",      "comms",		  "drops",
-		"wheres",      "stacks",	  "lock_stacks",
-		"stack_snaps", "snap_scratch",	  "new_snaps",
-		"runs",	       "lock_slots",	  "free_slots",
-		"party_slots", "free_party_slots"
-	};
+	static const char *const shared[] = { "stat_map",
+					      "parties",
+					      "threads",
+					      "traced",
+					      "comms",
+					      "drops",
+					      "wheres",
+					      "stacks",
+					      "lock_stacks",
+					      "stack_snaps",
+					      "snap_scratch",
+					      "new_snaps",
+					      "runs",
+					      "lock_slots",
+					      "free_slots",
+					      "party_slots",
+					      "free_party_slots",
+					      "slot_keys",
+					      "party_keys",
+					      "slot_high" };
 	size_t i;
 	int err;
 

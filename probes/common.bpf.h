@@ -46,6 +46,28 @@ struct {
 	__type(value, __u32);
 } free_slots SEC(".maps");
 
+/*
+ * Each slot's key, written before the key is named, so the reader can
+ * walk the slots in order (their figures lie in that order in memory)
+ * and still say whose figures it found. slot_high keeps one past the
+ * highest slot ever handed out, of locks (LT_HIGH_LOCKS) and of parties.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, __u32);
+	__type(value, struct lt_lock_key);
+} slot_keys SEC(".maps");
+
+enum { LT_HIGH_LOCKS, LT_HIGH_PARTIES, LT_HIGH_NR };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_HIGH_NR);
+	__type(key, __u32);
+	__type(value, __u64); /* the width of the older BPF's atomics */
+} slot_high SEC(".maps");
+
 /* Holders and waiters per lock, in slots like the locks' figures;
  * holders are keyed by TID (see role). */
 struct {
@@ -67,6 +89,13 @@ struct {
 	__uint(max_entries, LT_MAX_PARTIES);
 	__type(value, __u32);
 } free_party_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_MAX_PARTIES);
+	__type(key, __u32);
+	__type(value, struct lt_party_key);
+} party_keys SEC(".maps");
 
 /* Each thread's wait, held file locks and futex identities. */
 struct {
@@ -270,14 +299,33 @@ static __always_inline __s32 named_slot(void *names, const void *key)
 	return slot ? (__s32)*slot : LT_NO_SLOT;
 }
 
+/* Raises slot_high's entry which past slot; a few tries, then a drop. */
+static __always_inline void raise_high(__u32 which, __u32 slot)
+{
+	__u64 *high = bpf_map_lookup_elem(&slot_high, &which), old;
+	int i;
+
+	if (!high)
+		return;
+	for (i = 0; i < 8; i++) {
+		old = *high;
+		if (old > slot || __sync_val_compare_and_swap(
+					  high, old, (__u64)slot + 1) == old)
+			return;
+	}
+	count_drop(LT_DROP_RACE);
+}
+
 /*
  * key's slot in names, given one from the queue free on first use
  * (*created is then set); LT_NO_SLOT, and a drop of reason full, when
- * none is free. Of two CPUs that meet a new key at once, one names its
- * slot and the other hands its own back.
+ * none is free. The slot's key goes into keys first, and which entry of
+ * slot_high is raised. Of two CPUs that meet a new key at once, one
+ * names its slot and the other hands its own back.
  */
-static __always_inline __s32 take_slot(void *names, void *free, const void *key,
-				       __u32 full, bool *created)
+static __always_inline __s32 take_slot(void *names, void *free, void *keys,
+				       __u32 which, const void *key, __u32 full,
+				       bool *created)
 {
 	__s32 slot = named_slot(names, key);
 	__u32 fresh;
@@ -289,6 +337,8 @@ static __always_inline __s32 take_slot(void *names, void *free, const void *key,
 		count_drop(full);
 		return LT_NO_SLOT;
 	}
+	bpf_map_update_elem(keys, &fresh, key, BPF_ANY);
+	raise_high(which, fresh);
 	if (!bpf_map_update_elem(names, key, &fresh, BPF_NOEXIST)) {
 		*created = true;
 		return (__s32)fresh;
@@ -317,8 +367,8 @@ stat_find(const struct lt_lock_key *key)
 static __always_inline __s32 slot_of(const struct lt_lock_key *key,
 				     bool *created)
 {
-	return take_slot(&lock_slots, &free_slots, key, LT_DROP_LOCKS_FULL,
-			 created);
+	return take_slot(&lock_slots, &free_slots, &slot_keys, LT_HIGH_LOCKS,
+			 key, LT_DROP_LOCKS_FULL, created);
 }
 
 /* The lock's figures, created on first use; NULL (and a drop) when full.
@@ -383,8 +433,9 @@ static __always_inline void credit_at(const struct lt_lock_key *lock, __u32 id,
 	__u32 k;
 
 	if (*slot == LT_NO_SLOT)
-		*slot = take_slot(&party_slots, &free_party_slots, &pk,
-				  LT_DROP_PARTIES_FULL, &created);
+		*slot = take_slot(&party_slots, &free_party_slots, &party_keys,
+				  LT_HIGH_PARTIES, &pk, LT_DROP_PARTIES_FULL,
+				  &created);
 	if (*slot == LT_NO_SLOT)
 		return;
 	/* The current task: name it while it lives. */

@@ -89,6 +89,7 @@ enum lt_drop_reason {
 	LT_DROP_FILES_FULL, /* the per-file I/O map was full */
 	LT_DROP_STACKS_FULL, /* a wait's stack could not be kept (--stacks) */
 	LT_DROP_PROCS_FULL, /* the per-process I/O map was full */
+	LT_DROP_RACE, /* a new slot stayed out of the readers' reach */
 	LT_DROP_NR,
 };
 

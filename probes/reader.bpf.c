@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The collector's readers. Each is run on demand (BPF_PROG_TEST_RUN),
- * walks a map with bpf_for_each_map_elem() under RCU, sums each entry's
- * per-CPU values in the kernel and writes one record per entry into an
- * array the collector maps into its memory; of a lock's histograms, only
- * the slots its masks name are written. Locks are walked by their names
- * (lock_slots), which lead to their figures' slots. Nothing is copied through a
+ * walks the slots of a per-CPU array in order with bpf_loop(), up to the
+ * highest slot ever handed out, sums each slot's per-CPU values in the
+ * kernel and writes one record per slot, with the key the slot was
+ * taken for (slot_keys, party_keys), into an array the collector maps
+ * into its memory; of a lock's histograms, only the buckets its masks
+ * name are written. In slot order the figures are read as they lie in
+ * memory, and no hash table is walked. Nothing is copied through a
  * system call and no bucket lock is taken, where a batch lookup takes
- * every bucket's lock. Each writes only the entries a probe touched
- * since the last read, so idle locks cost the walk alone.
+ * every bucket's lock. Each writes only the slots a probe touched since
+ * the last read (a free slot is zeroed, its stamps 0), so idle locks
+ * cost a look at their stamps.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,7 +24,7 @@ __u64 since = 0; /* write what was touched in this epoch or later */
 __u64 max_epoch = 0; /* per-CPU maxima from this epoch on are this read's */
 __u32 n_locks = 0; /* records written by the last lock read */
 __u32 n_parties = 0; /* by the last party read */
-__u64 visited = 0; /* locks with a slot at the last lock read */
+__u64 visited = 0; /* slots in use at the last lock read */
 __u32 n_waits = 0; /* waits in flight found by the last wait read */
 
 /* Open-coded task iteration: the reader walks every thread. */
@@ -114,41 +117,53 @@ static __always_inline void sum_lock(struct lt_lock_stat *s,
 	sum_slots(s->hold_hist, &s->hold_used, v->hold_hist, v->hold_used);
 }
 
-static long read_lock(struct bpf_map *map, const struct lt_lock_key *k,
-		      __u32 *slot, void *ctx)
+/* The high-water mark of a slot kind: the slots a walk visits. */
+static __always_inline __u32 high_of(__u32 which, __u32 max)
+{
+	__u64 *high = bpf_map_lookup_elem(&slot_high, &which);
+
+	return high && *high < max ? (__u32)*high : max;
+}
+
+static long read_lock(__u32 at, void *ctx)
 {
 	__u32 i = n_locks, cpu, this_cpu = bpf_get_smp_processor_id();
 	__u32 first = LT_MAX_CPUS; /* the other CPU whose stamp told */
 	struct lt_lock_stat *v, *here, *first_v = NULL;
-	struct lt_lock_key key = *k;
+	struct lt_lock_key *key;
 	struct lt_lock_rec *rec;
-	__u32 at = *slot;
-	bool touched;
+	bool touched, used;
 
-	visited++;
 	here = bpf_map_lookup_elem(&stat_map, &at);
 	if (!here)
-		return 0;
+		return 1;
 	touched = here->touched >= since;
+	used = here->touched;
 	/* An idle lock costs a look at each CPU's stamp, nothing more. */
 	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
 		if (cpu == this_cpu)
 			continue; /* `here` is this CPU's, checked above */
 		v = bpf_map_lookup_percpu_elem(&stat_map, &at, cpu);
-		if (v && v->touched >= since) {
+		if (!v || !v->touched)
+			continue;
+		used = true;
+		if (v->touched >= since) {
 			touched = true;
 			first = cpu;
 			first_v = v;
 		}
 	}
+	if (used)
+		visited++;
 	if (!touched)
 		return 0;
+	key = bpf_map_lookup_elem(&slot_keys, &at);
 	rec = bpf_map_lookup_elem(&lock_out, &i);
-	if (!rec)
-		return 1; /* the array is as large as the map: not reached */
+	if (!key || !rec)
+		return 1; /* the arrays are as large as the map: not reached */
 	/* This CPU's value first; the others are looked up, but for the
 	 * one the stamps were read from. */
-	rec->key = key;
+	rec->key = *key;
 	rec->slot = at;
 	__builtin_memcpy(&rec->sum, here, LT_STAT_HEAD);
 	rec->sum.hist_used = 0;
@@ -178,23 +193,21 @@ int lt_read_locks(void *ctx)
 {
 	n_locks = 0;
 	visited = 0;
-	bpf_for_each_map_elem(&lock_slots, read_lock, NULL, 0);
+	bpf_loop(high_of(LT_HIGH_LOCKS, LT_MAX_LOCKS), read_lock, NULL, 0);
 	return 0;
 }
 
-static long read_party(struct bpf_map *map, const struct lt_party_key *k,
-		       __u32 *slot, void *ctx)
+static long read_party(__u32 at, void *ctx)
 {
 	__u32 i = n_parties, cpu, this_cpu = bpf_get_smp_processor_id();
 	struct lt_party_stat *v, *here;
-	struct lt_party_key key = *k;
+	struct lt_party_key *key;
 	struct lt_party_rec *rec;
-	__u32 at = *slot;
 	bool touched;
 
 	here = bpf_map_lookup_elem(&parties, &at);
 	if (!here)
-		return 0;
+		return 1;
 	touched = here->touched >= since;
 	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
 		if (cpu == this_cpu)
@@ -204,10 +217,11 @@ static long read_party(struct bpf_map *map, const struct lt_party_key *k,
 	}
 	if (!touched)
 		return 0;
+	key = bpf_map_lookup_elem(&party_keys, &at);
 	rec = bpf_map_lookup_elem(&party_out, &i);
-	if (!rec)
+	if (!key || !rec)
 		return 1;
-	rec->key = key;
+	rec->key = *key;
 	rec->slot = at;
 	rec->sum = *here;
 	for (cpu = 0; cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
@@ -227,7 +241,7 @@ SEC("raw_tp")
 int lt_read_parties(void *ctx)
 {
 	n_parties = 0;
-	bpf_for_each_map_elem(&party_slots, read_party, NULL, 0);
+	bpf_loop(high_of(LT_HIGH_PARTIES, LT_MAX_PARTIES), read_party, NULL, 0);
 	return 0;
 }
 
