@@ -68,6 +68,7 @@ struct lock_state {
 	uint64_t live; /* the read that last wrote its delta */
 	uint64_t wait_moved, hold_moved; /* histogram slots in the delta */
 	bool waited; /* it has waiters_now in this read */
+	uint64_t dead_at; /* when no process could reach it any more, or 0 */
 };
 
 /* A (lock, process or thread, role) entry of the kernel's parties map. */
@@ -204,6 +205,8 @@ struct lt_collector {
 
 	struct lt_symbolizer *syms;
 	bool stacks;
+	unsigned int retire_s; /* see lt_options; 0 keeps every row */
+	size_t n_dead; /* rows whose dead_at is set */
 	struct lt_stack_snap *snap_buf; /* one snapshot, being unwound */
 	struct stack_text *stexts;
 	size_t n_stexts, cap_stexts;
@@ -654,6 +657,11 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 	}
 	l = &c->locks[i];
 	s = &c->lstate[i];
+	if (s->dead_at) {
+		/* Its PID came back and used the same address. */
+		s->dead_at = 0;
+		c->n_dead--;
+	}
 	/* Histograms that did not move keep a zero delta. */
 	if (v->waits != s->raw.waits || s->wait_moved)
 		hist_delta32(l->delta.wait_hist, l->total.wait_hist, v->hist,
@@ -1182,6 +1190,10 @@ static void forget_exited(struct lt_collector *c)
 		 * entry starts from zero, and so must what it is diffed
 		 * against (the histograms wrap rather than restart). */
 		memset(&c->lstate[i].raw, 0, sizeof(c->lstate[i].raw));
+		if (!c->lstate[i].dead_at) {
+			c->lstate[i].dead_at = mono_ns();
+			c->n_dead++;
+		}
 	}
 	/* Their locks' stacks, which the read of the stacks collected. */
 	for (i = 0; i < c->n_doomed; i++)
@@ -1226,6 +1238,142 @@ static void forget_exited(struct lt_collector *c)
 	}
 }
 
+/* ---- retiring rows ---- */
+
+#define RETIRE_MIN 256 /* rows retired at once, at least */
+
+/* Renumbers the row positions in list by map, dropping those it drops. */
+static void remap_list(size_t *list, size_t *n, const ssize_t *map)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < *n; i++)
+		if (map[list[i]] >= 0)
+			list[k++] = (size_t)map[list[i]];
+	*n = k;
+}
+
+/*
+ * The new position of each entry that keep() keeps, -1 for the others;
+ * returns how many are kept.
+ */
+static size_t plan_rows(ssize_t *map, size_t n, size_t *kept)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		map[i] = map[i] < 0 ? -1 : (ssize_t)k++;
+	*kept = k;
+	return n - k;
+}
+
+/*
+ * Drops the rows of locks no process can reach any more: an ended
+ * process's private locks, retire_s seconds after it ended (their slots
+ * in the kernel went back at its end, see forget_exited()). Their
+ * parties and sides go with them, and so do the parties that
+ * forget_exited() unlinked. The rows left move down to close the gaps,
+ * and every position kept elsewhere is renumbered; ids stay. It works
+ * in batches of RETIRE_MIN rows at least, and gives up for this read,
+ * changing nothing, when the memory it needs is not there.
+ */
+static void retire_rows(struct lt_collector *c)
+{
+	uint64_t now = mono_ns(), age = (uint64_t)c->retire_s * 1000000000ULL;
+	size_t i, n_locks = c->n_locks, n_party = c->n_party;
+	size_t n_side = c->n_side, keep_l, keep_p, keep_s, lsz, psz, ssz;
+	ssize_t *lmap, *pmap, *smap;
+	uint32_t *lt = NULL, *pt = NULL, *st = NULL;
+
+	if (!c->retire_s || c->n_dead < RETIRE_MIN)
+		return;
+	lmap = calloc(n_locks + 1, sizeof(*lmap));
+	pmap = calloc(n_party + 1, sizeof(*pmap));
+	smap = calloc(n_side + 1, sizeof(*smap));
+	if (!lmap || !pmap || !smap)
+		goto out;
+	for (i = 0; i < n_locks; i++) {
+		const struct lock_state *s = &c->lstate[i];
+
+		if (s->dead_at && now - s->dead_at >= age &&
+		    s->live != c->reads && !s->waited)
+			lmap[i] = -1;
+	}
+	for (i = 0; i < n_side; i++) {
+		ssize_t l = lt_index_find(&c->lock_ix, &c->side[i].key.lock,
+					  c->lstate);
+
+		if (l >= 0 && lmap[l] < 0)
+			smap[i] = -1;
+	}
+	for (i = 0; i < n_party; i++)
+		if (!c->party[i].linked || lmap[c->party[i].lock] < 0 ||
+		    smap[c->party[i].side] < 0)
+			pmap[i] = -1;
+	if (plan_rows(lmap, n_locks, &keep_l) < RETIRE_MIN)
+		goto out;
+	plan_rows(pmap, n_party, &keep_p);
+	plan_rows(smap, n_side, &keep_s);
+	lt = lt_index_table(keep_l, &lsz);
+	pt = lt_index_table(keep_p, &psz);
+	st = lt_index_table(keep_s, &ssz);
+	if (!lt || !pt || !st)
+		goto out;
+
+	/* Nothing below can fail. */
+	for (i = 0; i < n_locks; i++) {
+		if (lmap[i] < 0) {
+			free(c->lstate[i].pids);
+			free(c->lstate[i].stack);
+			c->n_dead--;
+		} else if ((size_t)lmap[i] != i) {
+			c->locks[lmap[i]] = c->locks[i];
+			c->lstate[lmap[i]] = c->lstate[i];
+		}
+	}
+	c->n_locks = keep_l;
+	lt_index_refill(&c->lock_ix, lt, lsz, keep_l, c->lstate);
+	lt = NULL;
+	remap_list(c->live, &c->n_live, lmap);
+	remap_list(c->was_live, &c->n_was_live, lmap);
+	remap_list(c->waited, &c->n_waited, lmap);
+	remap_list(c->fresh, &c->n_fresh, lmap);
+	for (i = 0; i < LT_MAX_LOCKS; i++)
+		if (c->slot_row[i] >= 0)
+			c->slot_row[i] = lmap[c->slot_row[i]];
+
+	for (i = 0; i < n_side; i++)
+		if (smap[i] >= 0 && (size_t)smap[i] != i)
+			c->side[smap[i]] = c->side[i];
+	c->n_side = keep_s;
+	lt_index_refill(&c->side_ix, st, ssz, keep_s, c->side);
+	st = NULL;
+
+	for (i = 0; i < n_party; i++) {
+		struct party_state *ps = &c->party[i];
+
+		if (pmap[i] < 0)
+			continue;
+		ps->lock = (size_t)lmap[ps->lock];
+		ps->side = (size_t)smap[ps->side];
+		if ((size_t)pmap[i] != i)
+			c->party[pmap[i]] = *ps;
+	}
+	c->n_party = keep_p;
+	lt_index_refill(&c->party_ix, pt, psz, keep_p, c->party);
+	pt = NULL;
+	for (i = 0; i < LT_MAX_PARTIES; i++)
+		if (c->party_row[i] >= 0)
+			c->party_row[i] = pmap[c->party_row[i]];
+out:
+	free(lt);
+	free(pt);
+	free(st);
+	free(lmap);
+	free(pmap);
+	free(smap);
+}
+
 /* ---- in-flight waits: waiters now, the wait-for graph ---- */
 
 static int merge_inflight(struct lt_collector *c, const void *rec)
@@ -1251,6 +1399,10 @@ static int merge_inflight(struct lt_collector *c, const void *rec)
 			return -ENOMEM;
 	}
 	l = &c->locks[i];
+	if (c->lstate[i].dead_at) {
+		c->lstate[i].dead_at = 0;
+		c->n_dead--;
+	}
 	l->waiters_now++;
 	if (!c->lstate[i].waited) {
 		c->lstate[i].waited = true;
@@ -1931,6 +2083,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	}
 	/* Last: the naming above may still need what the dead left. */
 	forget_exited(c);
+	retire_rows(c);
 	forget_vmas(c);
 	lt_symbolizer_prune(c->syms);
 
@@ -2157,6 +2310,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 		return -ENOMEM;
 	c->stats_fd = -1;
 	c->stacks = opts->stacks;
+	c->retire_s = opts->retire_s;
 	c->syms = lt_symbolizer_new();
 	c->snap_buf = malloc(sizeof(*c->snap_buf));
 	c->interval_ms = opts->interval_ms ? opts->interval_ms : 1000;

@@ -201,7 +201,17 @@ struct lt_options {
 	unsigned int interval_ms; /* for lt_collector_wait(); 0 means 1000 */
 	bool stacks; /* record the user stack of contended waits */
 	bool verbose; /* route libbpf's debug output to stderr */
+	/*
+	 * Seconds after which the rows of locks no process can reach any
+	 * more (an ended process's private locks) leave the snapshot, with
+	 * their holders and waiters, so that a long run's memory stays
+	 * bounded under process churn; 0 keeps every row for the whole run,
+	 * as summaries and records need.
+	 */
+	unsigned int retire_s;
 };
+
+#define LT_RETIRE_S 60 /* retire_s of the agent and the live screen */
 
 struct lt_collector;
 

@@ -117,3 +117,27 @@ int lt_grow(void **array, size_t *cap, size_t need, size_t elem)
 	*cap = ncap;
 	return 0;
 }
+
+uint32_t *lt_index_table(size_t n, size_t *size)
+{
+	size_t sz = 256;
+
+	while (sz < n * 2 + 2)
+		sz *= 2;
+	*size = sz;
+	return calloc(sz, sizeof(uint32_t));
+}
+
+void lt_index_refill(struct lt_index *ix, uint32_t *table, size_t size,
+		     size_t n, const void *base)
+{
+	size_t i;
+
+	free(ix->slot);
+	ix->slot = table;
+	ix->size = size;
+	ix->n = n;
+	for (i = 0; i < n; i++)
+		place(ix->slot, ix->size,
+		      hash_bytes(key_at(ix, base, i), ix->key_len), i);
+}

@@ -64,6 +64,13 @@ ssize_t lt_index_find(const struct lt_index *ix, const void *key,
 		      const void *base);
 /* Indexes entry i (its key already in place at base). */
 int lt_index_add(struct lt_index *ix, size_t i, const void *base);
+/*
+ * Renumbering in two steps that cannot fail once the first succeeded: a
+ * table for n entries, then the index remade in it over entries 0..n-1.
+ */
+uint32_t *lt_index_table(size_t n, size_t *size);
+void lt_index_refill(struct lt_index *ix, uint32_t *table, size_t size,
+		     size_t n, const void *base);
 
 /* Grows a zero-filled array to hold need elements. */
 int lt_grow(void **array, size_t *cap, size_t need, size_t elem);

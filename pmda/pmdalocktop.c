@@ -610,6 +610,8 @@ static void start_load(void)
 		.n_pids = a.n_pids,
 		.interval_ms = a.interval_ms,
 		.stacks = a.stacks,
+		/* A long-lived agent: the dead's private locks go. */
+		.retire_s = LT_RETIRE_S,
 	};
 	a.loaded = NULL;
 	a.load_err[0] = '\0';

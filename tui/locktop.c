@@ -47,9 +47,11 @@ static struct env {
 	char **command; /* after "--" */
 	bool record; /* locktop record */
 	double duration_s; /* record --duration; 0: none */
+	long retire_s; /* -1: LT_RETIRE_S on the screen, else never */
 } env = {
 	.delay_ms = 1000,
 	.limit = -1,
+	.retire_s = -1,
 };
 
 const char *argp_program_version = "locktop " LOCKTOP_VERSION;
@@ -107,6 +109,7 @@ enum {
 	OPT_ARCHIVE,
 	OPT_MONO,
 	OPT_DURATION,
+	OPT_RETIRE,
 };
 
 static const struct argp_option options[] = {
@@ -150,6 +153,12 @@ static const struct argp_option options[] = {
 	{ "archive", OPT_ARCHIVE, "PATH", 0,
 	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
 	{ "mono", OPT_MONO, NULL, 0, "No colours on the screen (as NO_COLOR=1)",
+	  0 },
+	{ "retire", OPT_RETIRE, "SECS", 0,
+	  "Drop the rows of an ended process's private locks SECS seconds "
+	  "after it ended, so a long run stays small (default 60 on the "
+	  "screen; 0, never, in batch and JSON output, whose totals keep "
+	  "them)",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
@@ -240,6 +249,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MONO:
 		env.mono = true;
+		break;
+	case OPT_RETIRE:
+		env.retire_s = parse_count(state, "retire time", arg, 0);
+		if (env.retire_s > 31 * 86400)
+			argp_error(state,
+				   "invalid retire time '%s': at most "
+				   "31 days in seconds",
+				   arg);
 		break;
 	case ARGP_KEY_ARG:
 		/* The first operand starts the command; it owns the rest. */
@@ -541,6 +558,16 @@ static int loop(struct run *r)
 	return 0;
 }
 
+/* Whether the output is the live screen: a terminal, and no batch. */
+static bool screen_wanted(void)
+{
+	const char *term = getenv("TERM");
+
+	if (env.batch || env.json || env.output || !isatty(STDOUT_FILENO))
+		return false;
+	return term && *term && strcmp(term, "dumb");
+}
+
 /* Starts the screen when the output is a terminal; NULL means batch. */
 static struct screen *open_screen(struct run *r, const char *what)
 {
@@ -552,11 +579,8 @@ static struct screen *open_screen(struct run *r, const char *what)
 		.delay_ms = env.delay_ms,
 		.color = !env.mono,
 	};
-	const char *term = getenv("TERM");
 
-	if (env.batch || env.json || env.output || !isatty(STDOUT_FILENO))
-		return NULL;
-	if (!term || !*term || !strcmp(term, "dumb"))
+	if (!screen_wanted())
 		return NULL;
 	if (isatty(STDIN_FILENO))
 		r->tty_in = fdopen(dup(STDIN_FILENO), "re");
@@ -692,6 +716,10 @@ int main(int argc, char **argv)
 	params.collector.interval_ms = env.delay_ms;
 	params.collector.stacks = env.stacks;
 	params.collector.verbose = env.verbose;
+	params.collector.retire_s =
+		env.retire_s >= 0	       ? (unsigned int)env.retire_s :
+		!env.record && screen_wanted() ? LT_RETIRE_S :
+						 0;
 	err = r.ops->open(&params, &r.src, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "locktop: %s\n", msg);
