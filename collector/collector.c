@@ -75,7 +75,7 @@ struct lock_state {
 struct party_state {
 	struct lt_party_key key; /* first: the index's key */
 	uint64_t count, ns; /* summed over CPUs at the last read */
-	/* Where its figures go, found once: rows are never moved. */
+	/* Where its figures go, found once; retire_rows() renumbers. */
 	bool linked;
 	size_t lock, side, proc;
 };
@@ -96,6 +96,7 @@ struct side_key {
 struct side_state {
 	struct side_key key; /* first: the index's key */
 	uint64_t count, ns;
+	uint64_t dead_at; /* when its process ended, or 0 */
 };
 
 struct proc_state {
@@ -103,6 +104,7 @@ struct proc_state {
 	__u32 pad;
 	uint64_t top_ns; /* its largest wait on one lock, in all */
 	struct lt_proc_io io; /* summed over CPUs at the last read */
+	uint64_t dead_at; /* when it ended, or 0 */
 };
 
 struct file_state {
@@ -207,6 +209,8 @@ struct lt_collector {
 	bool stacks;
 	unsigned int retire_s; /* see lt_options; 0 keeps every row */
 	size_t n_dead; /* rows whose dead_at is set */
+	size_t n_dead_sides, n_dead_procs; /* the same of sides, processes */
+	size_t n_unlinked; /* parties forget_exited() unlinked */
 	struct lt_stack_snap *snap_buf; /* one snapshot, being unwound */
 	struct stack_text *stexts;
 	size_t n_stexts, cap_stexts;
@@ -748,8 +752,14 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 	ssize_t i = lt_index_find(&c->proc_ix, &key, c->pstate);
 	struct lt_proc *p;
 
-	if (i >= 0)
+	if (i >= 0) {
+		if (c->pstate[i].dead_at) {
+			/* The PID is in use again. */
+			c->pstate[i].dead_at = 0;
+			c->n_dead_procs--;
+		}
 		return i;
+	}
 	i = (ssize_t)c->n_procs;
 	if (lt_grow((void **)&c->procs, &c->cap_procs, i + 1,
 		    sizeof(*c->procs)) ||
@@ -780,10 +790,14 @@ static void set_party(struct lt_party *top, size_t *n, pid_t pid,
 		if (top[i].pid == pid) {
 			top[i].count = count;
 			top[i].ns = ns;
+			snprintf(top[i].comm, sizeof(top[i].comm), "%s", comm);
 			p = top[i];
-			/* bubble up */
 			for (j = i; j > 0 && top[j - 1].ns < p.ns; j--)
 				top[j] = top[j - 1];
+			/* A PID in use again may have less than its last
+			 * process had. */
+			for (; j + 1 < *n && top[j + 1].ns > p.ns; j++)
+				top[j] = top[j + 1];
 			top[j] = p;
 			return;
 		}
@@ -841,8 +855,9 @@ static ssize_t state_of(struct lt_index *ix, void **states, size_t *n,
 
 /*
  * Finds, once, where a party's figures go: its lock's row, its process's
- * side of the lock and the process. Rows never move, so the positions
- * hold until forget_exited() unlinks the party.
+ * side of the lock and the process. Only retire_rows() moves rows, and
+ * it renumbers what it moves, so the positions hold until
+ * forget_exited() unlinks the party.
  */
 static int link_party(struct lt_collector *c, struct party_state *ps,
 		      size_t lock)
@@ -859,6 +874,10 @@ static int link_party(struct lt_collector *c, struct party_state *ps,
 		     sizeof(*c->side), &sk, sizeof(sk), &new_side);
 	if (k < 0)
 		return (int)k;
+	if (c->side[k].dead_at) {
+		c->side[k].dead_at = 0;
+		c->n_dead_sides--;
+	}
 	p = proc_of(c, (pid_t)sk.pid);
 	if (p < 0)
 		return (int)p;
@@ -903,6 +922,8 @@ static int merge_party(struct lt_collector *c, const void *rec)
 				     &c->n_party, &c->cap_party,
 				     sizeof(*c->party), pk, sizeof(*pk),
 				     &created);
+		else
+			c->n_unlinked--; /* its key came back */
 		if (k < 0)
 			return (int)k;
 		err = link_party(c, &c->party[k], (size_t)i);
@@ -1216,8 +1237,20 @@ static void forget_exited(struct lt_collector *c)
 
 		bpf_map_delete_elem(bpf_map__fd(c->fileio->maps.proc_io),
 				    &c->gone[i]);
-		if (k >= 0)
-			memset(&c->pstate[k].io, 0, sizeof(c->pstate[k].io));
+		if (k < 0)
+			continue;
+		memset(&c->pstate[k].io, 0, sizeof(c->pstate[k].io));
+		if (!c->pstate[k].dead_at) {
+			c->pstate[k].dead_at = mono_ns();
+			c->n_dead_procs++;
+		}
+	}
+	for (i = 0; i < c->n_side; i++) {
+		if (c->side[i].dead_at ||
+		    !is_gone(c->gone, n, c->side[i].key.pid))
+			continue;
+		c->side[i].dead_at = mono_ns();
+		c->n_dead_sides++;
 	}
 	for (i = 0; i < c->n_party; i++) {
 		const struct lt_party_key *pk = &c->party[i].key;
@@ -1233,6 +1266,8 @@ static void forget_exited(struct lt_collector *c)
 			/* The same key again is a new party: a reused TID
 			 * may belong to another process. */
 			c->party[i].count = c->party[i].ns = 0;
+			if (c->party[i].linked)
+				c->n_unlinked++;
 			c->party[i].linked = false;
 		}
 	}
@@ -1267,57 +1302,79 @@ static size_t plan_rows(ssize_t *map, size_t n, size_t *kept)
 	return n - k;
 }
 
+/* Whether an entry that became unreachable at dead_at is due to go. */
+static bool due(uint64_t dead_at, uint64_t now, uint64_t age)
+{
+	return dead_at && now - dead_at >= age;
+}
+
 /*
- * Drops the rows of locks no process can reach any more: an ended
- * process's private locks, retire_s seconds after it ended (their slots
- * in the kernel went back at its end, see forget_exited()). Their
- * parties and sides go with them, and so do the parties that
- * forget_exited() unlinked. The rows left move down to close the gaps,
- * and every position kept elsewhere is renumbered; ids stay. It works
- * in batches of RETIRE_MIN rows at least, and gives up for this read,
- * changing nothing, when the memory it needs is not there.
+ * Drops what no process can reach any more, retire_s seconds after it
+ * became so: the rows of an ended process's private locks (their slots
+ * in the kernel went back at its end, see forget_exited()), the
+ * process's own row and its sides of the locks that stay (their top
+ * lists keep its figures), with every party of any of these, and the
+ * parties forget_exited() unlinked. The entries left move down to close
+ * the gaps, and every position kept elsewhere is renumbered; lock ids
+ * stay. It works in batches of RETIRE_MIN entries at least, and gives up
+ * for this read, changing nothing, when the memory it needs is not
+ * there.
  */
 static void retire_rows(struct lt_collector *c)
 {
 	uint64_t now = mono_ns(), age = (uint64_t)c->retire_s * 1000000000ULL;
 	size_t i, n_locks = c->n_locks, n_party = c->n_party;
-	size_t n_side = c->n_side, keep_l, keep_p, keep_s, lsz, psz, ssz;
-	ssize_t *lmap, *pmap, *smap;
-	uint32_t *lt = NULL, *pt = NULL, *st = NULL;
+	size_t n_side = c->n_side, n_procs = c->n_procs, gone;
+	size_t keep_l, keep_p, keep_s, keep_r, lsz, psz, ssz, rsz;
+	ssize_t *lmap, *pmap, *smap, *rmap;
+	uint32_t *lt = NULL, *pt = NULL, *st = NULL, *rt = NULL;
 
-	if (!c->retire_s || c->n_dead < RETIRE_MIN)
+	if (!c->retire_s ||
+	    (c->n_dead < RETIRE_MIN && c->n_dead_sides < RETIRE_MIN &&
+	     c->n_dead_procs < RETIRE_MIN && c->n_unlinked < RETIRE_MIN))
 		return;
 	lmap = calloc(n_locks + 1, sizeof(*lmap));
 	pmap = calloc(n_party + 1, sizeof(*pmap));
 	smap = calloc(n_side + 1, sizeof(*smap));
-	if (!lmap || !pmap || !smap)
+	rmap = calloc(n_procs + 1, sizeof(*rmap));
+	if (!lmap || !pmap || !smap || !rmap)
 		goto out;
 	for (i = 0; i < n_locks; i++) {
 		const struct lock_state *s = &c->lstate[i];
 
-		if (s->dead_at && now - s->dead_at >= age &&
-		    s->live != c->reads && !s->waited)
+		if (due(s->dead_at, now, age) && s->live != c->reads &&
+		    !s->waited)
 			lmap[i] = -1;
 	}
+	for (i = 0; i < n_procs; i++)
+		if (due(c->pstate[i].dead_at, now, age))
+			rmap[i] = -1;
 	for (i = 0; i < n_side; i++) {
 		ssize_t l = lt_index_find(&c->lock_ix, &c->side[i].key.lock,
 					  c->lstate);
 
-		if (l >= 0 && lmap[l] < 0)
+		if (due(c->side[i].dead_at, now, age) ||
+		    (l >= 0 && lmap[l] < 0))
 			smap[i] = -1;
 	}
-	for (i = 0; i < n_party; i++)
-		if (!c->party[i].linked || lmap[c->party[i].lock] < 0 ||
-		    smap[c->party[i].side] < 0)
+	for (i = 0; i < n_party; i++) {
+		const struct party_state *ps = &c->party[i];
+
+		if (!ps->linked || lmap[ps->lock] < 0 || smap[ps->side] < 0 ||
+		    rmap[ps->proc] < 0)
 			pmap[i] = -1;
-	if (plan_rows(lmap, n_locks, &keep_l) < RETIRE_MIN)
+	}
+	gone = plan_rows(lmap, n_locks, &keep_l);
+	gone += plan_rows(pmap, n_party, &keep_p);
+	gone += plan_rows(smap, n_side, &keep_s);
+	gone += plan_rows(rmap, n_procs, &keep_r);
+	if (gone < RETIRE_MIN)
 		goto out;
-	plan_rows(pmap, n_party, &keep_p);
-	plan_rows(smap, n_side, &keep_s);
 	lt = lt_index_table(keep_l, &lsz);
 	pt = lt_index_table(keep_p, &psz);
 	st = lt_index_table(keep_s, &ssz);
-	if (!lt || !pt || !st)
+	rt = lt_index_table(keep_r, &rsz);
+	if (!lt || !pt || !st || !rt)
 		goto out;
 
 	/* Nothing below can fail. */
@@ -1342,9 +1399,26 @@ static void retire_rows(struct lt_collector *c)
 		if (c->slot_row[i] >= 0)
 			c->slot_row[i] = lmap[c->slot_row[i]];
 
-	for (i = 0; i < n_side; i++)
-		if (smap[i] >= 0 && (size_t)smap[i] != i)
+	for (i = 0; i < n_procs; i++) {
+		if (rmap[i] < 0) {
+			c->n_dead_procs--;
+		} else if ((size_t)rmap[i] != i) {
+			c->procs[rmap[i]] = c->procs[i];
+			c->pstate[rmap[i]] = c->pstate[i];
+		}
+	}
+	c->n_procs = keep_r;
+	lt_index_refill(&c->proc_ix, rt, rsz, keep_r, c->pstate);
+	rt = NULL;
+
+	for (i = 0; i < n_side; i++) {
+		if (smap[i] < 0) {
+			if (c->side[i].dead_at)
+				c->n_dead_sides--;
+		} else if ((size_t)smap[i] != i) {
 			c->side[smap[i]] = c->side[i];
+		}
+	}
 	c->n_side = keep_s;
 	lt_index_refill(&c->side_ix, st, ssz, keep_s, c->side);
 	st = NULL;
@@ -1352,10 +1426,14 @@ static void retire_rows(struct lt_collector *c)
 	for (i = 0; i < n_party; i++) {
 		struct party_state *ps = &c->party[i];
 
-		if (pmap[i] < 0)
+		if (pmap[i] < 0) {
+			if (!ps->linked)
+				c->n_unlinked--;
 			continue;
+		}
 		ps->lock = (size_t)lmap[ps->lock];
 		ps->side = (size_t)smap[ps->side];
+		ps->proc = (size_t)rmap[ps->proc];
 		if ((size_t)pmap[i] != i)
 			c->party[pmap[i]] = *ps;
 	}
@@ -1369,9 +1447,11 @@ out:
 	free(lt);
 	free(pt);
 	free(st);
+	free(rt);
 	free(lmap);
 	free(pmap);
 	free(smap);
+	free(rmap);
 }
 
 /* ---- in-flight waits: waiters now, the wait-for graph ---- */

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # With --retire, the rows of an ended process's private locks leave the
-# collector some time after it ended: generations of short-lived
-# processes do not pile up, their waits stay in the per-kind totals, and
-# the locks of a process that lives on keep exact figures while rows
-# around them are dropped and the rest renumbered.
+# collector some time after it ended, with its own row and its holder
+# and waiter entries: generations of short-lived processes do not pile
+# up, their waits stay in the per-kind totals, and the locks of a
+# process that lives on keep exact figures and their own waiter while
+# the rows before them are dropped and the rest renumbered.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 manylocks=$2
 require_bpf
