@@ -1443,6 +1443,18 @@ static void retire_rows(struct lt_collector *c)
 	for (i = 0; i < LT_MAX_PARTIES; i++)
 		if (c->party_row[i] >= 0)
 			c->party_row[i] = pmap[c->party_row[i]];
+	/* What a burst of short-lived processes took goes back. */
+	lt_shrink((void **)&c->locks, &c->cap_locks, c->n_locks,
+		  sizeof(*c->locks));
+	lt_shrink((void **)&c->lstate, &c->cap_lstate, c->n_locks,
+		  sizeof(*c->lstate));
+	lt_shrink((void **)&c->procs, &c->cap_procs, c->n_procs,
+		  sizeof(*c->procs));
+	lt_shrink((void **)&c->pstate, &c->cap_pstate, c->n_procs,
+		  sizeof(*c->pstate));
+	lt_shrink((void **)&c->side, &c->cap_side, c->n_side, sizeof(*c->side));
+	lt_shrink((void **)&c->party, &c->cap_party, c->n_party,
+		  sizeof(*c->party));
 out:
 	free(lt);
 	free(pt);

@@ -141,3 +141,19 @@ void lt_index_refill(struct lt_index *ix, uint32_t *table, size_t size,
 		place(ix->slot, ix->size,
 		      hash_bytes(key_at(ix, base, i), ix->key_len), i);
 }
+
+void lt_shrink(void **array, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap = 64;
+	void *p;
+
+	while (ncap < n * 2)
+		ncap *= 2;
+	if (ncap * 2 > *cap)
+		return;
+	p = realloc(*array, ncap * elem);
+	if (!p)
+		return; /* the larger array stays, as good */
+	*array = p;
+	*cap = ncap;
+}

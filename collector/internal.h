@@ -74,6 +74,8 @@ void lt_index_refill(struct lt_index *ix, uint32_t *table, size_t size,
 
 /* Grows a zero-filled array to hold need elements. */
 int lt_grow(void **array, size_t *cap, size_t need, size_t elem);
+/* Gives back most of an array that holds far fewer than it could. */
+void lt_shrink(void **array, size_t *cap, size_t n, size_t elem);
 
 /* Symbols for user addresses, through elfutils' libdwfl. */
 #define LT_SYM_LEN 128

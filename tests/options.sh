@@ -22,6 +22,9 @@ expect 2 "invalid iteration count 'x'" --iterations x
 expect 2 "invalid PID 'abc'" --pid abc
 expect 2 "invalid PID '0'" -p 0
 expect 2 "invalid row limit" --limit -5
+expect 2 "invalid retire time 'soon'" --retire soon
+expect 2 "invalid retire time '-1'" --retire -1
+expect 2 "at most 31 days" --retire 99999999
 expect 2 "not both" -p 1 -- true
 expect 2 "requires an argument" --output
 expect 2 "no process with PID 2147483" -p 2147483
