@@ -2258,6 +2258,11 @@ void lt_collector_set_interval(struct lt_collector *c, unsigned int ms)
 	ts_add_ms(&c->deadline, c->interval_ms);
 }
 
+void lt_collector_set_retire(struct lt_collector *c, unsigned int s)
+{
+	c->retire_s = s;
+}
+
 /* ---- open and close ---- */
 
 static int add_traced(struct lt_collector *c, pid_t pid, char *err,

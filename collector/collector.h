@@ -235,6 +235,9 @@ int lt_collector_wait(struct lt_collector *c, int fd);
 /* Changes the interval from the next boundary on. */
 void lt_collector_set_interval(struct lt_collector *c, unsigned int ms);
 
+/* Changes lt_options.retire_s from the next read on. */
+void lt_collector_set_retire(struct lt_collector *c, unsigned int s);
+
 /*
  * Housekeeping between reads, cheap when there is nothing to do: judges
  * the futex call sites the probes met since (which function a wait came

@@ -33,6 +33,7 @@
 #define MAX_PIDS 64
 #define INTERVAL_MIN_MS 100
 #define INTERVAL_MAX_MS 60000
+#define RETIRE_MAX_S (31 * 86400)
 #define RETRY_MS 10000 /* after the probes failed to load */
 #define PURGE_S 3600 /* forget instances not seen for this long */
 
@@ -127,7 +128,7 @@ enum { H_WAIT, H_HOLD, H_IO };
 
 enum { A_STATUS, A_LOCKS, A_ELAPSED, A_DEADLOCKS, A_CYCLES, A_READS, A_OPENS };
 
-enum { C_STACKS, C_PIDS, C_TOP, C_INTERVAL, C_ERROR };
+enum { C_STACKS, C_PIDS, C_TOP, C_INTERVAL, C_ERROR, C_RETIRE };
 
 static pmdaInstid kind_insts[LT_KIND_NR];
 static pmdaInstid hist_insts[LT_HIST_BUCKETS];
@@ -263,6 +264,8 @@ static pmdaMetric metrictab[] = {
 	  MSEC),
 	M(CL_CONTROL, C_ERROR, PM_TYPE_STRING, PM_INDOM_NULL, PM_SEM_DISCRETE,
 	  NONE),
+	M(CL_CONTROL, C_RETIRE, PM_TYPE_U32, PM_INDOM_NULL, PM_SEM_DISCRETE,
+	  SEC),
 };
 
 /* An instance of a cached domain and what it stands for this round. */
@@ -289,6 +292,7 @@ static struct {
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
 	unsigned int interval_ms;
+	unsigned int retire_s; /* see lt_options; a store applies it at once */
 	bool reopen; /* asked for by a store, done after the reply */
 
 	/* The settings before a store, to go back to if they fail. */
@@ -319,6 +323,7 @@ static struct {
 } a = {
 	.other_inst = -1,
 	.interval_ms = 1000,
+	.retire_s = LT_RETIRE_S,
 	.loaded_fd = -1,
 	/* pmcd starts the agent "notready" (the Install's ipc_prot). */
 	.notready_said = true,
@@ -611,7 +616,7 @@ static void start_load(void)
 		.interval_ms = a.interval_ms,
 		.stacks = a.stacks,
 		/* A long-lived agent: the dead's private locks go. */
-		.retire_s = LT_RETIRE_S,
+		.retire_s = a.retire_s,
 	};
 	a.loaded = NULL;
 	a.load_err[0] = '\0';
@@ -1129,6 +1134,9 @@ static int fetch_cb(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 		case C_ERROR:
 			atom->cp = a.control_error;
 			break;
+		case C_RETIRE:
+			atom->ul = a.retire_s;
+			break;
 		default:
 			return PM_ERR_PMID;
 		}
@@ -1193,6 +1201,7 @@ static int store_one(pmValueSet *vs)
 	case C_STACKS:
 	case C_TOP:
 	case C_INTERVAL:
+	case C_RETIRE:
 		sts = pmExtractValue(vs->valfmt, &vs->vlist[0], PM_TYPE_U32,
 				     &av, PM_TYPE_U32);
 		if (sts < 0)
@@ -1208,6 +1217,13 @@ static int store_one(pmValueSet *vs)
 			if (av.ul < 1 || av.ul > LTPM_TOP_MAX)
 				return PM_ERR_BADSTORE;
 			ltpm_model_set_top(&a.model, av.ul);
+		} else if (item == C_RETIRE) {
+			if (av.ul > RETIRE_MAX_S)
+				return PM_ERR_BADSTORE;
+			a.retire_s = av.ul;
+			if (a.collector)
+				lt_collector_set_retire(a.collector,
+							a.retire_s);
 		} else {
 			if (av.ul < INTERVAL_MIN_MS || av.ul > INTERVAL_MAX_MS)
 				return PM_ERR_BADSTORE;

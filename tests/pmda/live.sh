@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # pmdalocktop under the real pmcd, while lockbench fights over mutexes:
 # values, rates, the top-N bound, help text, root-only controls,
-# pmproxy's REST API and the dashboards' metric names, SIGKILL and
-# restart, and Remove leaving no probe behind.
-# Usage: live.sh PMDALOCKTOP PMDA_SRC_DIR LOCKBENCH
+# retiring what ended processes leave, pmproxy's REST API and the
+# dashboards' metric names, SIGKILL and restart, and Remove leaving no
+# probe behind.
+# Usage: live.sh PMDALOCKTOP PMDA_SRC_DIR LOCKBENCH LOCKTOP MANYLOCKS
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 pmda_setup "$1" "$2"
 lockbench=$(realpath "$3")
+manylocks=$(realpath "$5")
 pmcd_log=$PCP_LOG_DIR/pmcd/pmcd.log
 log_start=$(wc -l <"$pmcd_log" 2>/dev/null || echo 0)
 segv_start=$(segfaults)
@@ -85,6 +87,30 @@ sleep 2.5
 n=$(pmprobe locktop.lock.wait.time | awk '{ print $2 }')
 [ "$n" -le 4 ] || fail "$n lock instances after top 3"
 pmstore locktop.control.top 20 >/dev/null
+
+step "retire"
+# A process's private locks leave the agent locktop.control.retire
+# seconds after it ended.
+pmstore locktop.control.retire 1 >/dev/null || fail "retire store refused"
+[ "$(metric_value locktop.control.retire)" = 1 ] || fail "retire did not stick"
+before=$(metric_value locktop.locks)
+"$manylocks" 3000 >/dev/null || fail "manylocks failed"
+peak=0
+for i in $(seq 20); do
+	n=$(metric_value locktop.locks)
+	[ "$n" -gt "$peak" ] && peak=$n
+	[ "$n" -ge $((before + 3000)) ] && break
+	sleep 0.25
+done
+for i in $(seq 40); do
+	n=$(metric_value locktop.locks)
+	[ "$n" -lt $((before + 500)) ] && break
+	sleep 0.25
+done
+echo "locks: $before before manylocks, $peak with its 3000, $n after it ended"
+[ "$peak" -ge $((before + 3000)) ] || fail "manylocks' locks never showed"
+[ "$n" -lt $((before + 500)) ] || fail "an ended process's locks stayed: $n"
+pmstore locktop.control.retire 60 >/dev/null
 
 step "stacks"
 # Stacks reload the probes: they take effect, or the agent says why
