@@ -233,8 +233,11 @@ static __always_inline void count_run(void)
 
 static __always_inline void count_drop(__u32 reason)
 {
-	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+	__u64 *n;
 
+	if (reason >= LT_DROP_NR)
+		return; /* LT_DROP_NONE */
+	n = bpf_map_lookup_elem(&drops, &reason);
 	if (n)
 		(*n)++;
 }
@@ -369,6 +372,17 @@ static __always_inline __s32 slot_of(const struct lt_lock_key *key,
 {
 	return take_slot(&lock_slots, &free_slots, &slot_keys, LT_HIGH_LOCKS,
 			 key, LT_DROP_LOCKS_FULL, created);
+}
+
+/* A reason that counts nothing: the caller tries again later. */
+#define LT_DROP_NONE LT_DROP_NR
+
+/* slot_of(), but a full map is not a drop yet: the caller tries again. */
+static __always_inline __s32 slot_try(const struct lt_lock_key *key,
+				      bool *created)
+{
+	return take_slot(&lock_slots, &free_slots, &slot_keys, LT_HIGH_LOCKS,
+			 key, LT_DROP_NONE, created);
 }
 
 /* The lock's figures, created on first use; NULL (and a drop) when full.

@@ -314,6 +314,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	struct lt_thread *th;
 	struct lt_ident *c;
 	__u32 holder = 0, flags = 0;
+	bool created = false;
 
 	if (!wanted(tgid))
 		return 0;
@@ -343,6 +344,21 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 			forget_slots(c);
 		}
 		in->slot = c->slot;
+	}
+	if (in->slot == LT_NO_SLOT) {
+		/*
+		 * The word's first wait here: its slot now, so that the wake
+		 * that ends this very wait finds the lock and names the
+		 * waker as its holder. Kept for the next wait. When the map
+		 * is full, the wait's end tries again, and counts the drop.
+		 */
+		in->slot = slot_try(&in->lock, &created);
+		if (c)
+			c->slot = in->slot;
+		if (created) {
+			remember_comm(tgid);
+			remember_where(&in->lock, uaddr, tgid);
+		}
 	}
 	in->holder = holder;
 	in->flags = flags;
@@ -434,7 +450,7 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	static const __u32 kinds[3] = { LT_PK_FUTEX, LT_PK_FUTEX_COND,
 					LT_PK_FUTEX_PI };
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32, first, i;
+	__u32 tgid = id >> 32, first, i;
 	struct lt_lock_key key;
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
@@ -470,7 +486,8 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	/* Where the word names the owner, its waiters credit the holder,
 	 * with the wait it caused: the waker adds nothing to that. */
 	if (key.kind != LT_PK_FUTEX_COND && !st->owner_named) {
-		st->last_holder = tid;
+		/* The process: its threads may be gone by the read. */
+		st->last_holder = tgid;
 		credit_at(&key, tgid, LT_ROLE_HOLDER_PROC, 0,
 			  c ? &c->holder_slot : &no_slot);
 	}
