@@ -69,6 +69,8 @@ struct lock_state {
 	uint64_t wait_moved, hold_moved; /* histogram slots in the delta */
 	bool waited; /* it has waiters_now in this read */
 	uint64_t dead_at; /* when no process could reach it any more, or 0 */
+	__s32 slot; /* its slot in the kernel's stat_map, or -1 */
+	uint64_t moved_at; /* when its figures last moved */
 };
 
 /* A (lock, process or thread, role) entry of the kernel's parties map. */
@@ -78,6 +80,8 @@ struct party_state {
 	/* Where its figures go, found once; retire_rows() renumbers. */
 	bool linked;
 	size_t lock, side, proc;
+	__s32 slot; /* its slot in the kernel's parties map, or -1 */
+	uint64_t moved_at; /* when its figures last moved */
 };
 
 /* A stack unwound as soon as the probes kept it. */
@@ -120,6 +124,14 @@ struct tid_entry {
 struct edge {
 	pid_t waiter, holder;
 	uint64_t lock;
+};
+
+/* A slot chosen to go back: of a lock row, or of a party. */
+struct idle_entry {
+	bool party;
+	size_t row;
+	__u32 slot;
+	bool named; /* its name is still in the kernel's map */
 };
 
 struct lt_collector {
@@ -211,6 +223,12 @@ struct lt_collector {
 	size_t n_dead; /* rows whose dead_at is set */
 	size_t n_dead_sides, n_dead_procs; /* the same of sides, processes */
 	size_t n_unlinked; /* parties forget_exited() unlinked */
+	struct idle_entry *idle; /* slots that go back at the next read */
+	size_t n_idle, cap_idle;
+	uint64_t idle_ns; /* when the read that chose them started */
+	uint64_t read_ns; /* when this read started */
+	uint64_t own_drops; /* events lost while a slot went back */
+	void *peek; /* a slot's values on every CPU, as read */
 	struct lt_stack_snap *snap_buf; /* one snapshot, being unwound */
 	struct stack_text *stexts;
 	size_t n_stexts, cap_stexts;
@@ -566,6 +584,8 @@ static ssize_t lock_add(struct lt_collector *c, const struct lt_lock_key *key)
 	s->key = *key;
 	s->top_stack = -1;
 	s->shown_stack = -1;
+	s->slot = -1;
+	s->moved_at = mono_ns();
 	if (lt_index_add(&c->lock_ix, i, c->lstate) ||
 	    push_index(&c->fresh, &c->n_fresh, &c->cap_fresh, i))
 		return -ENOMEM;
@@ -666,6 +686,8 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 		s->dead_at = 0;
 		c->n_dead--;
 	}
+	s->slot = r->slot < LT_MAX_LOCKS ? (__s32)r->slot : -1;
+	s->moved_at = c->read_ns;
 	/* Histograms that did not move keep a zero delta. */
 	if (v->waits != s->raw.waits || s->wait_moved)
 		hist_delta32(l->delta.wait_hist, l->total.wait_hist, v->hist,
@@ -933,12 +955,14 @@ static int merge_party(struct lt_collector *c, const void *rec)
 	if (r->slot < LT_MAX_PARTIES)
 		c->party_row[r->slot] = k;
 	ps = &c->party[k];
+	ps->slot = r->slot < LT_MAX_PARTIES ? (__s32)r->slot : -1;
 	dcount = diff(r->sum.count, ps->count);
 	dns = diff(r->sum.ns, ps->ns);
 	ps->count = r->sum.count;
 	ps->ns = r->sum.ns;
 	if (!dcount && !dns)
 		return 0;
+	ps->moved_at = c->read_ns;
 
 	l = &c->locks[ps->lock];
 	ss = &c->side[ps->side];
@@ -1174,7 +1198,10 @@ static int fill_slots(struct lt_collector *c)
 	c->zero_values =
 		calloc((size_t)c->ncpus, sizeof(struct lt_lock_stat) +
 						 sizeof(struct lt_party_stat));
-	if (!c->zero_values)
+	c->peek =
+		calloc((size_t)c->ncpus, sizeof(struct lt_lock_stat) +
+						 sizeof(struct lt_party_stat));
+	if (!c->zero_values || !c->peek)
 		return -ENOMEM;
 	if (bpf_prog_test_run_opts(
 		    bpf_program__fd(c->reader->progs.lt_fill_slots), &opts))
@@ -1206,6 +1233,7 @@ static void forget_exited(struct lt_collector *c)
 			       sizeof(struct lt_lock_stat)) &&
 		    c->snap.lock_entries)
 			c->snap.lock_entries--; /* in use after this read */
+		c->lstate[i].slot = -1;
 		bpf_map_delete_elem(wfd, k);
 		/* A PID that comes back may use the same address: its
 		 * entry starts from zero, and so must what it is diffed
@@ -1266,11 +1294,200 @@ static void forget_exited(struct lt_collector *c)
 			/* The same key again is a new party: a reused TID
 			 * may belong to another process. */
 			c->party[i].count = c->party[i].ns = 0;
+			c->party[i].slot = -1;
 			if (c->party[i].linked)
 				c->n_unlinked++;
 			c->party[i].linked = false;
 		}
 	}
+}
+
+/* ---- idle slots go back ---- */
+
+/* What every event adds to: a lock's figures that only grow, summed. */
+static uint64_t stat_mass(const struct lt_lock_stat *v)
+{
+	return v->waits + v->wait_ns + v->contended + v->acquires +
+	       v->trylock_failures + v->hold_ns + v->wakes + v->timeouts +
+	       v->interrupted + v->value_changed + v->owner_died +
+	       v->deadlocks + v->io_under_lock_ns;
+}
+
+/* The same of an idle entry, as the kernel has it now and as last read;
+ * false when the kernel's values cannot be read. */
+static bool masses(struct lt_collector *c, const struct idle_entry *e,
+		   uint64_t *now, uint64_t *read)
+{
+	struct bpf_map *m = e->party ? c->futex->maps.parties :
+				       c->futex->maps.stat_map;
+	size_t size = e->party ? sizeof(struct lt_party_stat) :
+				 sizeof(struct lt_lock_stat);
+	int cpu;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(m), &e->slot, c->peek))
+		return false;
+	*now = 0;
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		const char *v = (const char *)c->peek + (size_t)cpu * size;
+
+		if (e->party)
+			*now += ((const struct lt_party_stat *)v)->count +
+				((const struct lt_party_stat *)v)->ns;
+		else
+			*now += stat_mass((const struct lt_lock_stat *)v);
+	}
+	if (e->party)
+		*read = c->party[e->row].count + c->party[e->row].ns;
+	else
+		*read = stat_mass(&c->lstate[e->row].raw);
+	return true;
+}
+
+/* The key an idle entry is named by in the kernel. */
+static const void *idle_key(struct lt_collector *c, const struct idle_entry *e)
+{
+	return e->party ? (const void *)&c->party[e->row].key :
+			  (const void *)&c->lstate[e->row].key;
+}
+
+/* Still idle: nothing moved since the read that chose it. */
+static bool still_idle(struct lt_collector *c, const struct idle_entry *e)
+{
+	if (e->party) {
+		const struct party_state *ps = &c->party[e->row];
+
+		return ps->slot == (__s32)e->slot && ps->moved_at < c->idle_ns;
+	}
+	return c->lstate[e->row].slot == (__s32)e->slot &&
+	       c->lstate[e->row].moved_at < c->idle_ns &&
+	       !c->lstate[e->row].waited;
+}
+
+/* The slot is free again: zeroed, queued, and its row starts anew. */
+static void release(struct lt_collector *c, const struct idle_entry *e)
+{
+	struct bpf_map *values = e->party ? c->futex->maps.parties :
+					    c->futex->maps.stat_map;
+	struct bpf_map *free = e->party ? c->futex->maps.free_party_slots :
+					  c->futex->maps.free_slots;
+	size_t size = e->party ? sizeof(struct lt_party_stat) :
+				 sizeof(struct lt_lock_stat);
+
+	memset(c->zero_values, 0, (size_t)c->ncpus * size);
+	if (bpf_map_update_elem(bpf_map__fd(values), &e->slot, c->zero_values,
+				BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(free), NULL, &e->slot, BPF_ANY))
+		return; /* the slot is lost: one fewer fits */
+	if (e->party) {
+		struct party_state *ps = &c->party[e->row];
+
+		c->party_row[e->slot] = -1;
+		ps->slot = -1;
+		ps->count = ps->ns = 0; /* its next slot counts from 0 */
+	} else {
+		struct lock_state *s = &c->lstate[e->row];
+		__u64 holder = s->raw.last_holder;
+
+		c->slot_row[e->slot] = -1;
+		s->slot = -1;
+		memset(&s->raw, 0, sizeof(s->raw));
+		s->raw.last_holder = holder;
+		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.wheres),
+				    &s->key);
+		if (c->snap.lock_entries)
+			c->snap.lock_entries--;
+	}
+}
+
+/*
+ * When the kernel's lock map is more than half full, the slots of locks
+ * and parties idle for retire_s seconds go back, so that a long run on a
+ * host that keeps meeting new locks (byte ranges, files, shared memory)
+ * keeps room for them; their rows and totals stay. It takes two reads.
+ * The first chooses and advances slot_gen, so the probes look up again
+ * any slot they kept. The next takes the names of those still idle out
+ * of the kernel's maps, so no probe finds them, waits a moment for a
+ * probe that found one just before, and then gives back each slot whose
+ * figures did not move. One that moved keeps its name back; if it cannot
+ * (its next event took a new slot meanwhile) what it gained is lost, and
+ * counted as a drop. The row of a slot that went back counts from zero
+ * against the next slot its lock takes.
+ */
+static void reclaim_slots(struct lt_collector *c)
+{
+	const struct timespec grace = { .tv_nsec = 2000000L };
+	uint64_t age = (uint64_t)c->retire_s * 1000000000ULL, now, read;
+	struct bpf_map *names;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < c->n_idle; i++) {
+		struct idle_entry *e = &c->idle[i];
+
+		names = e->party ? c->futex->maps.party_slots :
+				   c->futex->maps.lock_slots;
+		e->named =
+			!still_idle(c, e) ||
+			bpf_map_delete_elem(bpf_map__fd(names), idle_key(c, e));
+		any |= !e->named;
+	}
+	if (any)
+		nanosleep(&grace, NULL);
+	for (i = 0; i < c->n_idle; i++) {
+		const struct idle_entry *e = &c->idle[i];
+
+		if (e->named)
+			continue;
+		names = e->party ? c->futex->maps.party_slots :
+				   c->futex->maps.lock_slots;
+		if (!masses(c, e, &now, &read))
+			continue; /* not reached: the slot stays taken */
+		if (now == read) {
+			release(c, e);
+			continue;
+		}
+		if (!bpf_map_update_elem(bpf_map__fd(names), idle_key(c, e),
+					 &e->slot, BPF_NOEXIST))
+			continue; /* named again: read as ever */
+		c->own_drops++;
+		release(c, e);
+	}
+	c->n_idle = 0;
+
+	if (!c->retire_s || c->snap.lock_entries * 2 < LT_MAX_LOCKS)
+		return;
+	for (i = 0; i < c->n_locks; i++) {
+		const struct lock_state *s = &c->lstate[i];
+		struct idle_entry e = { .row = i, .slot = (__u32)s->slot };
+
+		if (s->slot < 0 || s->waited || s->dead_at ||
+		    c->read_ns - s->moved_at < age)
+			continue;
+		if (lt_grow((void **)&c->idle, &c->cap_idle, c->n_idle + 1,
+			    sizeof(*c->idle)))
+			break;
+		c->idle[c->n_idle++] = e;
+	}
+	for (i = 0; i < c->n_party; i++) {
+		const struct party_state *ps = &c->party[i];
+		struct idle_entry e = { .party = true,
+					.row = i,
+					.slot = (__u32)ps->slot };
+
+		if (!ps->linked || ps->slot < 0 ||
+		    c->read_ns - ps->moved_at < age)
+			continue;
+		if (lt_grow((void **)&c->idle, &c->cap_idle, c->n_idle + 1,
+			    sizeof(*c->idle)))
+			break;
+		c->idle[c->n_idle++] = e;
+	}
+	if (!c->n_idle)
+		return;
+	__atomic_fetch_add(&c->futex->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->filelock->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	c->idle_ns = c->read_ns;
 }
 
 /* ---- retiring rows ---- */
@@ -1389,12 +1606,14 @@ static void retire_rows(struct lt_collector *c)
 		}
 	}
 	c->n_locks = keep_l;
+	c->n_idle = 0; /* chosen by rows that moved: chosen again later */
 	lt_index_refill(&c->lock_ix, lt, lsz, keep_l, c->lstate);
 	lt = NULL;
 	remap_list(c->live, &c->n_live, lmap);
 	remap_list(c->was_live, &c->n_was_live, lmap);
 	remap_list(c->waited, &c->n_waited, lmap);
 	remap_list(c->fresh, &c->n_fresh, lmap);
+
 	for (i = 0; i < LT_MAX_LOCKS; i++)
 		if (c->slot_row[i] >= 0)
 			c->slot_row[i] = lmap[c->slot_row[i]];
@@ -2094,6 +2313,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	int err;
 
 	/* Waits that end from here on belong to the next interval's max. */
+	c->read_ns = mono_ns();
 	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
@@ -2175,11 +2395,12 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	}
 	/* Last: the naming above may still need what the dead left. */
 	forget_exited(c);
+	reclaim_slots(c);
 	retire_rows(c);
 	forget_vmas(c);
 	lt_symbolizer_prune(c->syms);
 
-	drops = read_drops(c);
+	drops = read_drops(c) + c->own_drops;
 	c->snap.drops_delta = diff(drops, c->drops_raw);
 	c->snap.drops_total += c->snap.drops_delta;
 	c->drops_raw = drops;
@@ -2588,6 +2809,8 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->keybuf);
 	free(c->valbuf);
 	free(c->zero_values);
+	free(c->peek);
+	free(c->idle);
 
 	lt_index_free(&c->lock_ix);
 	lt_index_free(&c->proc_ix);

@@ -19,6 +19,15 @@ const volatile __u32 targ_obj = 0; /* enum lt_probe_obj: which this is */
 __u64 epoch = 0;
 
 /*
+ * Advanced by the collector one read before it takes back the slots of
+ * locks idle for long (a full map would refuse new locks): a slot kept
+ * in a thread's cache or beside a held range since an earlier value is
+ * looked up again by its lock's key, so none is used after it went back
+ * and was handed to another lock.
+ */
+__u32 slot_gen = 0;
+
+/*
  * Per-lock figures live in a per-CPU array, one slot per lock: a probe
  * that knows a lock's slot (a thread's cached futex word, a held file
  * range) reaches its figures without hashing. lock_slots names each

@@ -229,7 +229,7 @@ struct lt_ident {
 	/* This process's waiter and holder parties of key as it is. */
 	__s32 waiter_slot;
 	__s32 holder_slot;
-	__u32 pad;
+	__u32 gen; /* slot_gen when the slots were found; see common.bpf.h */
 };
 
 /*

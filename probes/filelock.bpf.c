@@ -191,8 +191,15 @@ static __always_inline void end_hold(const struct lt_owner_key *ok,
 		.kind = r->kind,
 		.shared = 1,
 	};
-	struct lt_lock_stat *st = stat_at(r->slot);
+	struct lt_lock_stat *st;
+	bool created;
+	__s32 slot;
 
+	/* A hold longer than the lock's idle time may outlive its slot. */
+	if (r->gen == slot_gen)
+		st = stat_at(r->slot);
+	else
+		st = stat_of(&lock, &created, &slot);
 	if (st)
 		add_hold(st, now - r->ts);
 	if (r->tid == (__u32)bpf_get_current_pid_tgid())
@@ -282,6 +289,7 @@ static __always_inline void hold(struct lt_thread *th,
 	ol->r[n].tid = tid;
 	ol->r[n].kind = lock->kind;
 	ol->r[n].slot = slot;
+	ol->r[n].gen = slot_gen;
 	ol->n = n + 1;
 	push_thread_lock(th, lock);
 }

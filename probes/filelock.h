@@ -22,7 +22,7 @@ struct lt_owned {
 	__u32 tid; /* the thread it was granted to */
 	__u32 kind;
 	__s32 slot; /* the lock's slot in stat_map, or LT_NO_SLOT */
-	__u32 pad;
+	__u32 gen; /* slot_gen when slot was found */
 };
 
 struct lt_owner_locks {

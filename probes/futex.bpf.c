@@ -156,6 +156,10 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 	if (th && uaddr) {
 		c = cached_ident(th, uaddr);
 		if (c) {
+			if (c->gen != slot_gen) {
+				forget_slots(c);
+				c->gen = slot_gen;
+			}
 			*key = c->key;
 			return c;
 		}
@@ -188,6 +192,7 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 	c->uaddr = uaddr;
 	c->key = *key;
 	forget_slots(c);
+	c->gen = slot_gen;
 	return c;
 }
 

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A long run keeps meeting new locks: here three sets of byte-range
+# locks, more in all than the kernel's map holds. Once it is half full,
+# the slots of locks idle for the --retire time go back, so none of the
+# later locks is dropped; every lock keeps its row, and a lock met again
+# after its slot went back adds to its figures, from the next slot it
+# takes, exactly what happened.
+. "$(dirname "$0")/lib.sh"
+locktop=$1 ranges=$2
+require_bpf
+
+n=7000
+"$locktop" --batch --json --delay 0.3 --retire 1 --limit 0 \
+	--output "$tmpdir/lt.json" -- bash -c "
+	for first in 0 $n $((2 * n)) 0; do
+		\"$ranges\" \"$tmpdir/file\" \$first $n >/dev/null || exit 1
+		sleep 2.5
+	done" || fail "locktop or ranges failed"
+final=$(tail -n 1 "$tmpdir/lt.json")
+drops=$(jq .drops <<<"$final")
+mine='[.locks[] | select(.kind == "fcntl" and (.name | startswith("file:")))]'
+rows=$(jq "$mine | length" <<<"$final")
+twice=$(jq "$mine | map(select(.trylock_failures == 2)) | length" <<<"$final")
+once=$(jq "$mine | map(select(.trylock_failures == 1)) | length" <<<"$final")
+most=$(jq -s 'map(.lock_entries) | max' "$tmpdir/lt.json")
+echo "rows $rows: $once refused once, $twice twice; drops $drops; kernel entries at most $most"
+[ "$drops" -eq 0 ] || fail "$drops events dropped"
+[ "$rows" -eq $((3 * n)) ] || fail "$rows rows, not $((3 * n))"
+[ "$twice" -eq "$n" ] || fail "$twice locks met twice show 2 refusals, not $n"
+[ "$once" -eq $((2 * n)) ] || fail "$once locks met once show 1 refusal, not $((2 * n))"
+echo PASS
