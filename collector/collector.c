@@ -1343,6 +1343,14 @@ static bool masses(struct lt_collector *c, const struct idle_entry *e,
 	return true;
 }
 
+/* Every probe looks up again the slots it kept. */
+static void advance_gen(struct lt_collector *c)
+{
+	__atomic_fetch_add(&c->futex->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->filelock->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
+}
+
 /* The key an idle entry is named by in the kernel. */
 static const void *idle_key(struct lt_collector *c, const struct idle_entry *e)
 {
@@ -1401,22 +1409,27 @@ static void release(struct lt_collector *c, const struct idle_entry *e)
 
 /*
  * When the kernel's lock map is more than half full, the slots of locks
- * and parties idle for retire_s seconds go back, so that a long run on a
- * host that keeps meeting new locks (byte ranges, files, shared memory)
- * keeps room for them; their rows and totals stay. It takes two reads.
- * The first chooses and advances slot_gen, so the probes look up again
- * any slot they kept. The next takes the names of those still idle out
- * of the kernel's maps, so no probe finds them, waits a moment for a
- * probe that found one just before, and then gives back each slot whose
- * figures did not move. One that moved keeps its name back; if it cannot
- * (its next event took a new slot meanwhile) what it gained is lost, and
- * counted as a drop. The row of a slot that went back counts from zero
- * against the next slot its lock takes.
+ * and parties idle for retire_s seconds (LT_RETIRE_S when it is 0) go
+ * back, so that a long run on a host that keeps meeting new locks (byte
+ * ranges, files, shared memory) keeps room for them; their rows and
+ * totals stay. It takes two reads. The first chooses and advances
+ * slot_gen, so the probes look up again any slot they kept. The next
+ * takes the names of those still idle out of the kernel's maps, so no
+ * probe finds them, advances it again (a slot found by its name in
+ * between is not used either), waits a moment for a probe that found one
+ * just before, and then gives back each slot whose figures did not move.
+ * One that moved keeps its name back; if it cannot (its next event took
+ * a new slot meanwhile) what it gained is lost, and counted as a drop.
+ * The row of a slot that went back counts from zero against the next
+ * slot its lock takes.
  */
 static void reclaim_slots(struct lt_collector *c)
 {
 	const struct timespec grace = { .tv_nsec = 2000000L };
-	uint64_t age = (uint64_t)c->retire_s * 1000000000ULL, now, read;
+	/* Rows kept for the whole run still let idle slots go, then. */
+	uint64_t age = (uint64_t)(c->retire_s ? c->retire_s : LT_RETIRE_S) *
+		       1000000000ULL,
+		 now, read;
 	struct bpf_map *names;
 	bool any = false;
 	size_t i;
@@ -1431,8 +1444,11 @@ static void reclaim_slots(struct lt_collector *c)
 			bpf_map_delete_elem(bpf_map__fd(names), idle_key(c, e));
 		any |= !e->named;
 	}
-	if (any)
+	if (any) {
+		/* A slot kept since before the names went is not used. */
+		advance_gen(c);
 		nanosleep(&grace, NULL);
+	}
 	for (i = 0; i < c->n_idle; i++) {
 		const struct idle_entry *e = &c->idle[i];
 
@@ -1454,7 +1470,7 @@ static void reclaim_slots(struct lt_collector *c)
 	}
 	c->n_idle = 0;
 
-	if (!c->retire_s || c->snap.lock_entries * 2 < LT_MAX_LOCKS)
+	if (c->snap.lock_entries * 2 < LT_MAX_LOCKS)
 		return;
 	for (i = 0; i < c->n_locks; i++) {
 		const struct lock_state *s = &c->lstate[i];
@@ -1484,9 +1500,7 @@ static void reclaim_slots(struct lt_collector *c)
 	}
 	if (!c->n_idle)
 		return;
-	__atomic_fetch_add(&c->futex->bss->slot_gen, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->filelock->bss->slot_gen, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	advance_gen(c);
 	c->idle_ns = c->read_ns;
 }
 

@@ -216,7 +216,7 @@ struct lt_inflight {
 	__u32 flags;
 	__u64 uaddr; /* futex: the word's address */
 	__s32 slot; /* the lock's slot in stat_map, or LT_NO_SLOT */
-	__u32 pad;
+	__u32 gen; /* slot_gen when slot was found */
 };
 
 #define LT_IDENT_CACHE 4

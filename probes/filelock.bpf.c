@@ -343,6 +343,7 @@ static __always_inline void deferred(const struct lt_lock_key *lock,
 		return;
 	/* Named while the file is at hand. */
 	lock_stat(lock, fl, tgid, &call->slot);
+	call->gen = slot_gen;
 	call->lock = *lock;
 	call->tgid = tgid;
 	call->flags = 0;
@@ -481,11 +482,16 @@ static __always_inline int lock_call_end(long ret)
 {
 	struct lt_inflight *call = waiting_call(this_thread(false));
 	struct lt_lock_stat *st;
+	bool created;
+	__s32 slot;
 
 	if (!call)
 		return 0;
 	if (ret) {
-		st = stat_at(call->slot);
+		if (call->gen == slot_gen)
+			st = stat_at(call->slot);
+		else
+			st = stat_of(&call->lock, &created, &slot);
 		if (st && interrupted_ret(ret)) {
 			st->interrupted++;
 			add_wait(st, bpf_ktime_get_ns() - call->ts);

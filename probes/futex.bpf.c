@@ -365,6 +365,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 			remember_where(&in->lock, uaddr, tgid);
 		}
 	}
+	in->gen = slot_gen;
 	in->holder = holder;
 	in->flags = flags;
 	in->tgid = tgid;
@@ -393,10 +394,17 @@ static __always_inline int wait_end(void *ctx, long ret)
 	in = &th->wait;
 	delta = bpf_ktime_get_ns() - in->ts;
 	uaddr = in->uaddr;
+	if (in->gen != slot_gen)
+		in->slot = LT_NO_SLOT; /* found again below, by its key */
 	/* The word's cache entry, if it still holds the word as waited on. */
 	c = uaddr ? cached_ident(th, uaddr) : NULL;
 	if (c && c->key.kind != in->lock.kind)
 		c = NULL;
+	if (c && c->gen != slot_gen) {
+		/* Its slots may have gone back while it slept. */
+		forget_slots(c);
+		c->gen = slot_gen;
+	}
 	if (in->slot == LT_NO_SLOT) {
 		/* The word's first wait here: its slot, kept for the next. */
 		in->slot = slot_of(&in->lock, &created);
