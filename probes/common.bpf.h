@@ -19,11 +19,12 @@ const volatile __u32 targ_obj = 0; /* enum lt_probe_obj: which this is */
 __u64 epoch = 0;
 
 /*
- * Advanced by the collector one read before it takes back the slots of
- * locks idle for long (a full map would refuse new locks): a slot kept
- * in a thread's cache or beside a held range since an earlier value is
- * looked up again by its lock's key, so none is used after it went back
- * and was handed to another lock.
+ * Advanced by the collector when it chooses the slots of long-idle locks
+ * to take back (a full map would refuse new locks), and again when it
+ * takes their names away: a slot kept in a thread's cache, in a wait in
+ * flight or beside a held range since an earlier value is looked up
+ * again by its lock's key, so none is used after it went back and was
+ * handed to another lock.
  */
 __u32 slot_gen = 0;
 

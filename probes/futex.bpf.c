@@ -406,7 +406,8 @@ static __always_inline int wait_end(void *ctx, long ret)
 		c->gen = slot_gen;
 	}
 	if (in->slot == LT_NO_SLOT) {
-		/* The word's first wait here: its slot, kept for the next. */
+		/* None when it began (a full map), or one from before
+		 * slot_gen moved: found by its key, kept for the next. */
 		in->slot = slot_of(&in->lock, &created);
 		if (c)
 			c->slot = in->slot;
