@@ -95,11 +95,12 @@ pmstore locktop.control.retire 1 >/dev/null || fail "retire store refused"
 [ "$(metric_value locktop.control.retire)" = 1 ] || fail "retire did not stick"
 before=$(metric_value locktop.locks)
 "$manylocks" 3000 >/dev/null || fail "manylocks failed"
+# lockbench's loop starts and ends processes too: theirs come and go.
 peak=0
 for i in $(seq 20); do
 	n=$(metric_value locktop.locks)
 	[ "$n" -gt "$peak" ] && peak=$n
-	[ "$n" -ge $((before + 3000)) ] && break
+	[ "$n" -ge $((before + 2900)) ] && break
 	sleep 0.25
 done
 for i in $(seq 40); do
@@ -108,7 +109,7 @@ for i in $(seq 40); do
 	sleep 0.25
 done
 echo "locks: $before before manylocks, $peak with its 3000, $n after it ended"
-[ "$peak" -ge $((before + 3000)) ] || fail "manylocks' locks never showed"
+[ "$peak" -ge $((before + 2900)) ] || fail "manylocks' locks never showed"
 [ "$n" -lt $((before + 500)) ] || fail "an ended process's locks stayed: $n"
 pmstore locktop.control.retire 60 >/dev/null
 
