@@ -79,14 +79,14 @@ background() {
 	bg_pids="$bg_pids $!"
 }
 
-# lockbench, over and over, on one table file (so its locks keep their
-# names and instances from one run to the next), at idle priority so
-# that pmcd and the agent stay quick.
+# lockbench, over and over, on one table file that it keeps (so its
+# locks keep their identity, rows and instances from one run to the
+# next), at idle priority so that pmcd and the agent stay quick.
 lockbench_loop() {
 	local lb=$1
 	shift
 	while :; do
-		chrt --idle 0 "$lb" "$@" >/dev/null 2>&1 || sleep 0.2
+		chrt --idle 0 "$lb" --keep "$@" >/dev/null 2>&1 || sleep 0.2
 	done
 }
 
