@@ -204,6 +204,19 @@ static void add_hist(uint64_t *sum, const uint64_t *d)
 		sum[b] += d[b];
 }
 
+void ltpm_lock_add(struct lt_lock *sum, const struct lt_lock *l)
+{
+	add_figures(&sum->total, &l->total);
+	add_figures(&sum->delta, &l->delta);
+	sum->total.deadlocks += l->total.deadlocks;
+	sum->delta.deadlocks += l->delta.deadlocks;
+	add_hist(sum->total.wait_hist, l->total.wait_hist);
+	add_hist(sum->total.hold_hist, l->total.hold_hist);
+	add_hist(sum->delta.wait_hist, l->delta.wait_hist);
+	add_hist(sum->delta.hold_hist, l->delta.hold_hist);
+	sum->waiters_now += l->waiters_now;
+}
+
 static int ensure_room(struct ltpm_model *m, size_t n)
 {
 	size_t cap = m->cap ? m->cap : 64;

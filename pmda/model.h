@@ -79,6 +79,13 @@ void ltpm_model_forget(struct ltpm_model *m);
 void ltpm_model_set_top(struct ltpm_model *m, size_t top_n);
 
 /*
+ * Adds l's counters, histograms and waiters into sum, and raises sum's
+ * maxima to l's: two locks that are one instance (a file replaced by
+ * another of the same name) count as one, whose counters never go back.
+ */
+void ltpm_lock_add(struct lt_lock *sum, const struct lt_lock *l);
+
+/*
  * The name of histogram bucket i as an instance: "LOW-HIGH" in ns,
  * inclusive, the form grafana-pcp's heatmaps read.
  */

@@ -285,6 +285,8 @@ static struct {
 	const struct lt_snapshot *snap; /* NULL until the first read */
 	struct ltpm_model model;
 	struct inst_refs locks, procs, files, probes;
+	struct lt_lock *merged; /* locks of one instance, summed */
+	size_t cap_merged;
 	int other_inst;
 
 	/* What the collector is opened with; stores change them. */
@@ -438,16 +440,37 @@ static int activate(int serial, const char *base, const void *key, int keylen,
 	return PM_ERR_INST;
 }
 
+/* The entry of inst among the first n of r, or NULL. */
+static struct inst_ref *refs_lookup(struct inst_refs *r, size_t n, int inst)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (r->v[i].inst == inst)
+			return &r->v[i];
+	return NULL;
+}
+
 static void refresh_locks(void)
 {
 	const struct ltpm_model *m = &a.model;
 	char key[LT_NAME_LEN + 16], pidtag[32], idtag[32];
 	const char *tags[] = { pidtag, idtag };
-	size_t i;
+	struct inst_ref *seen;
+	struct lt_lock *sum;
+	size_t i, n_merged = 0;
 	int inst;
 
 	pmdaCacheOp(indom_of(LOCK_INDOM), PMDA_CACHE_INACTIVE);
 	a.locks.n = 0;
+	/* Room for every sum up front: the refs point into it. */
+	if (m->n_locks > a.cap_merged) {
+		sum = realloc(a.merged, m->n_locks * sizeof(*sum));
+		if (sum) {
+			a.merged = sum;
+			a.cap_merged = m->n_locks;
+		}
+	}
 	a.other_inst = activate(LOCK_INDOM, "other", "\001other", 6, NULL, 0);
 	for (i = 0; i < m->n_locks; i++) {
 		const struct lt_lock *l = m->locks[i];
@@ -470,6 +493,22 @@ static void refresh_locks(void)
 				    l->name, pmErrStr(inst));
 			continue;
 		}
+		/* A lock of the same kind and name: one instance, summed. */
+		seen = refs_lookup(&a.locks, a.locks.n, inst);
+		if (seen && seen->ptr >= (const void *)a.merged &&
+		    seen->ptr < (const void *)(a.merged + n_merged)) {
+			ltpm_lock_add((struct lt_lock *)seen->ptr, l);
+			continue;
+		}
+		if (seen && n_merged < a.cap_merged) {
+			sum = &a.merged[n_merged++];
+			*sum = *(const struct lt_lock *)seen->ptr;
+			ltpm_lock_add(sum, l);
+			seen->ptr = sum;
+			continue;
+		}
+		if (seen)
+			continue; /* no room to sum: the first one stands */
 		if (refs_push(&a.locks, inst, l))
 			break;
 	}
@@ -1487,6 +1526,7 @@ int main(int argc, char **argv)
 	pmNotifyErr(LOG_INFO, "probes detached");
 	ltpm_model_free(&a.model);
 	free(a.locks.v);
+	free(a.merged);
 	free(a.procs.v);
 	free(a.files.v);
 	free(a.probes.v);

@@ -258,6 +258,39 @@ static void test_top_clamped(void **state)
 	ltpm_model_free(&m);
 }
 
+/* Two locks that are one instance: counters add, maxima are the larger. */
+static void test_lock_add(void **state)
+{
+	struct lt_lock sum = { 0 }, l = { 0 };
+
+	(void)state;
+	sum.total.waits = 10;
+	sum.total.wait_ns = 1000;
+	sum.total.max_wait_ns = 500;
+	sum.total.wait_hist[3] = 10;
+	sum.delta.waits = 0;
+	sum.waiters_now = 1;
+	l.total.waits = 4;
+	l.total.wait_ns = 4000;
+	l.total.max_wait_ns = 2000;
+	l.total.wait_hist[3] = 1;
+	l.total.wait_hist[5] = 3;
+	l.total.deadlocks = 1;
+	l.delta.waits = 4;
+	l.delta.wait_ns = 4000;
+	l.waiters_now = 2;
+	ltpm_lock_add(&sum, &l);
+	assert_int_equal(sum.total.waits, 14);
+	assert_int_equal(sum.total.wait_ns, 5000);
+	assert_int_equal(sum.total.max_wait_ns, 2000);
+	assert_int_equal(sum.total.wait_hist[3], 11);
+	assert_int_equal(sum.total.wait_hist[5], 3);
+	assert_int_equal(sum.total.deadlocks, 1);
+	assert_int_equal(sum.delta.waits, 4);
+	assert_int_equal(sum.delta.wait_ns, 4000);
+	assert_int_equal(sum.waiters_now, 3);
+}
+
 static void test_bucket_names(void **state)
 {
 	char buf[64];
@@ -311,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_empty_snapshot),
 		cmocka_unit_test(test_procs_and_files_bounded),
 		cmocka_unit_test(test_top_clamped),
+		cmocka_unit_test(test_lock_add),
 		cmocka_unit_test(test_bucket_names),
 		cmocka_unit_test(test_unique_names),
 		cmocka_unit_test(test_parse_pids),
