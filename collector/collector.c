@@ -1168,6 +1168,18 @@ static void take_exited(struct lt_collector *c)
  * held range stays valid while that thread lives. Returns 0 when the
  * key had a slot.
  */
+/* Zeroes a slot no name leads to and queues it as free again. */
+static int queue_slot(struct lt_collector *c, struct bpf_map *values,
+		      struct bpf_map *free, __u32 slot, size_t value_size)
+{
+	memset(c->zero_values, 0, (size_t)c->ncpus * value_size);
+	if (bpf_map_update_elem(bpf_map__fd(values), &slot, c->zero_values,
+				BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(free), NULL, &slot, BPF_ANY))
+		return -errno; /* the slot is lost: one fewer fits */
+	return 0;
+}
+
 static int free_slot(struct lt_collector *c, struct bpf_map *names,
 		     struct bpf_map *values, struct bpf_map *free,
 		     const void *key, size_t value_size)
@@ -1177,12 +1189,7 @@ static int free_slot(struct lt_collector *c, struct bpf_map *names,
 	if (bpf_map_lookup_elem(bpf_map__fd(names), key, &slot) ||
 	    bpf_map_delete_elem(bpf_map__fd(names), key))
 		return -ENOENT;
-	memset(c->zero_values, 0, (size_t)c->ncpus * value_size);
-	if (bpf_map_update_elem(bpf_map__fd(values), &slot, c->zero_values,
-				BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(free), NULL, &slot, BPF_ANY))
-		return -errno; /* the slot is lost: one fewer fits */
-	return 0;
+	return queue_slot(c, values, free, slot, value_size);
 }
 
 /* Every slot is free when the probes load. */
@@ -1313,22 +1320,39 @@ static uint64_t stat_mass(const struct lt_lock_stat *v)
 	       v->deadlocks + v->io_under_lock_ns;
 }
 
+/* The kernel's maps of an idle entry's kind: lock or party slots. */
+struct slot_maps {
+	struct bpf_map *names, *values, *free;
+	size_t size; /* of one CPU's value */
+};
+
+static struct slot_maps maps_of(struct lt_collector *c,
+				const struct idle_entry *e)
+{
+	if (e->party)
+		return (struct slot_maps){ c->futex->maps.party_slots,
+					   c->futex->maps.parties,
+					   c->futex->maps.free_party_slots,
+					   sizeof(struct lt_party_stat) };
+	return (struct slot_maps){ c->futex->maps.lock_slots,
+				   c->futex->maps.stat_map,
+				   c->futex->maps.free_slots,
+				   sizeof(struct lt_lock_stat) };
+}
+
 /* The same of an idle entry, as the kernel has it now and as last read;
  * false when the kernel's values cannot be read. */
 static bool masses(struct lt_collector *c, const struct idle_entry *e,
 		   uint64_t *now, uint64_t *read)
 {
-	struct bpf_map *m = e->party ? c->futex->maps.parties :
-				       c->futex->maps.stat_map;
-	size_t size = e->party ? sizeof(struct lt_party_stat) :
-				 sizeof(struct lt_lock_stat);
+	struct slot_maps m = maps_of(c, e);
 	int cpu;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(m), &e->slot, c->peek))
+	if (bpf_map_lookup_elem(bpf_map__fd(m.values), &e->slot, c->peek))
 		return false;
 	*now = 0;
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		const char *v = (const char *)c->peek + (size_t)cpu * size;
+		const char *v = (const char *)c->peek + (size_t)cpu * m.size;
 
 		if (e->party)
 			*now += ((const struct lt_party_stat *)v)->count +
@@ -1374,18 +1398,10 @@ static bool still_idle(struct lt_collector *c, const struct idle_entry *e)
 /* The slot is free again: zeroed, queued, and its row starts anew. */
 static void release(struct lt_collector *c, const struct idle_entry *e)
 {
-	struct bpf_map *values = e->party ? c->futex->maps.parties :
-					    c->futex->maps.stat_map;
-	struct bpf_map *free = e->party ? c->futex->maps.free_party_slots :
-					  c->futex->maps.free_slots;
-	size_t size = e->party ? sizeof(struct lt_party_stat) :
-				 sizeof(struct lt_lock_stat);
+	struct slot_maps m = maps_of(c, e);
 
-	memset(c->zero_values, 0, (size_t)c->ncpus * size);
-	if (bpf_map_update_elem(bpf_map__fd(values), &e->slot, c->zero_values,
-				BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(free), NULL, &e->slot, BPF_ANY))
-		return; /* the slot is lost: one fewer fits */
+	if (queue_slot(c, m.values, m.free, e->slot, m.size))
+		return;
 	if (e->party) {
 		struct party_state *ps = &c->party[e->row];
 
@@ -1430,18 +1446,15 @@ static void reclaim_slots(struct lt_collector *c)
 	uint64_t age = (uint64_t)(c->retire_s ? c->retire_s : LT_RETIRE_S) *
 		       1000000000ULL,
 		 now, read;
-	struct bpf_map *names;
 	bool any = false;
 	size_t i;
 
 	for (i = 0; i < c->n_idle; i++) {
 		struct idle_entry *e = &c->idle[i];
 
-		names = e->party ? c->futex->maps.party_slots :
-				   c->futex->maps.lock_slots;
-		e->named =
-			!still_idle(c, e) ||
-			bpf_map_delete_elem(bpf_map__fd(names), idle_key(c, e));
+		e->named = !still_idle(c, e) ||
+			   bpf_map_delete_elem(bpf_map__fd(maps_of(c, e).names),
+					       idle_key(c, e));
 		any |= !e->named;
 	}
 	if (any) {
@@ -1454,16 +1467,14 @@ static void reclaim_slots(struct lt_collector *c)
 
 		if (e->named)
 			continue;
-		names = e->party ? c->futex->maps.party_slots :
-				   c->futex->maps.lock_slots;
 		if (!masses(c, e, &now, &read))
 			continue; /* not reached: the slot stays taken */
 		if (now == read) {
 			release(c, e);
 			continue;
 		}
-		if (!bpf_map_update_elem(bpf_map__fd(names), idle_key(c, e),
-					 &e->slot, BPF_NOEXIST))
+		if (!bpf_map_update_elem(bpf_map__fd(maps_of(c, e).names),
+					 idle_key(c, e), &e->slot, BPF_NOEXIST))
 			continue; /* named again: read as ever */
 		c->own_drops++;
 		release(c, e);
