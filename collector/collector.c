@@ -226,6 +226,7 @@ struct lt_collector {
 	struct idle_entry *idle; /* slots that go back at the next read */
 	size_t n_idle, cap_idle;
 	uint64_t idle_ns; /* when the read that chose them started */
+	uint64_t scanned_ns; /* when a read last looked for idle slots */
 	uint64_t read_ns; /* when this read started */
 	uint64_t own_drops; /* events lost while a slot went back */
 	void *peek; /* a slot's values on every CPU, as read */
@@ -1481,8 +1482,12 @@ static void reclaim_slots(struct lt_collector *c)
 	}
 	c->n_idle = 0;
 
-	if (c->snap.lock_entries * 2 < LT_MAX_LOCKS)
+	/* Nothing becomes due faster: a busy full map is not scanned on
+	 * every read. */
+	if (c->snap.lock_entries * 2 < LT_MAX_LOCKS ||
+	    c->read_ns - c->scanned_ns < age / 4)
 		return;
+	c->scanned_ns = c->read_ns;
 	for (i = 0; i < c->n_locks; i++) {
 		const struct lock_state *s = &c->lstate[i];
 		struct idle_entry e = { .row = i, .slot = (__u32)s->slot };
