@@ -113,7 +113,9 @@ struct proc_state {
 
 struct file_state {
 	struct lt_file_key key; /* first: the index's key */
-	struct lt_file_stat raw;
+	struct lt_file_stat raw; /* its slot's figures at the last read */
+	__s32 slot; /* in the kernel's file map, or -1 */
+	uint64_t moved_at; /* when its figures last moved */
 };
 
 struct tid_entry {
@@ -126,9 +128,12 @@ struct edge {
 	uint64_t lock;
 };
 
-/* A slot chosen to go back: of a lock row, or of a party. */
+/* What a slot holds: a lock's figures, a party's or a file's. */
+enum slot_kind { SLOT_LOCK, SLOT_PARTY, SLOT_FILE };
+
+/* A slot chosen to go back, and the row of its lock, party or file. */
 struct idle_entry {
-	bool party;
+	enum slot_kind kind;
 	size_t row;
 	__u32 slot;
 	bool named; /* its name is still in the kernel's map */
@@ -213,6 +218,8 @@ struct lt_collector {
 	void *zero_values; /* a slot's values on every CPU, zeroed */
 	ssize_t slot_row[LT_MAX_LOCKS]; /* the lock row of each slot, or -1 */
 	ssize_t party_row[LT_MAX_PARTIES]; /* the party of each slot, or -1 */
+	ssize_t file_row[LT_MAX_FILES]; /* the file of each slot, or -1 */
+	size_t file_entries; /* file slots linked to a row */
 
 	struct lt_vmas vma_cache[MAX_VMA_CACHE];
 	size_t n_vma_cache;
@@ -1169,6 +1176,11 @@ static void take_exited(struct lt_collector *c)
  * held range stays valid while that thread lives. Returns 0 when the
  * key had a slot.
  */
+/* Room for one CPU's value of any slot kind. */
+#define SLOT_VALUE_MAX                                                \
+	(sizeof(struct lt_lock_stat) + sizeof(struct lt_party_stat) + \
+	 sizeof(struct lt_file_stat))
+
 /* Zeroes a slot no name leads to and queues it as free again. */
 static int queue_slot(struct lt_collector *c, struct bpf_map *values,
 		      struct bpf_map *free, __u32 slot, size_t value_size)
@@ -1203,12 +1215,15 @@ static int fill_slots(struct lt_collector *c)
 		c->slot_row[slot] = -1;
 	for (slot = 0; slot < LT_MAX_PARTIES; slot++)
 		c->party_row[slot] = -1;
-	c->zero_values =
-		calloc((size_t)c->ncpus, sizeof(struct lt_lock_stat) +
-						 sizeof(struct lt_party_stat));
-	c->peek =
-		calloc((size_t)c->ncpus, sizeof(struct lt_lock_stat) +
-						 sizeof(struct lt_party_stat));
+	for (slot = 0; slot < LT_MAX_FILES; slot++) {
+		c->file_row[slot] = -1;
+		if (bpf_map_update_elem(
+			    bpf_map__fd(c->fileio->maps.free_file_slots), NULL,
+			    &slot, BPF_ANY))
+			return -errno;
+	}
+	c->zero_values = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
+	c->peek = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
 	if (!c->zero_values || !c->peek)
 		return -ENOMEM;
 	if (bpf_prog_test_run_opts(
@@ -1321,7 +1336,14 @@ static uint64_t stat_mass(const struct lt_lock_stat *v)
 	       v->deadlocks + v->io_under_lock_ns;
 }
 
-/* The kernel's maps of an idle entry's kind: lock or party slots. */
+/* What a file's I/O adds to, summed. */
+static uint64_t file_mass(const struct lt_file_stat *v)
+{
+	return v->reads + v->writes + v->read_bytes + v->write_bytes +
+	       v->io_ns + v->io_under_lock_ns;
+}
+
+/* The kernel's maps of a slot kind: names, figures and free slots. */
 struct slot_maps {
 	struct bpf_map *names, *values, *free;
 	size_t size; /* of one CPU's value */
@@ -1330,15 +1352,23 @@ struct slot_maps {
 static struct slot_maps maps_of(struct lt_collector *c,
 				const struct idle_entry *e)
 {
-	if (e->party)
+	switch (e->kind) {
+	case SLOT_PARTY:
 		return (struct slot_maps){ c->futex->maps.party_slots,
 					   c->futex->maps.parties,
 					   c->futex->maps.free_party_slots,
 					   sizeof(struct lt_party_stat) };
-	return (struct slot_maps){ c->futex->maps.lock_slots,
-				   c->futex->maps.stat_map,
-				   c->futex->maps.free_slots,
-				   sizeof(struct lt_lock_stat) };
+	case SLOT_FILE:
+		return (struct slot_maps){ c->fileio->maps.file_slots,
+					   c->fileio->maps.file_stat,
+					   c->fileio->maps.free_file_slots,
+					   sizeof(struct lt_file_stat) };
+	default:
+		return (struct slot_maps){ c->futex->maps.lock_slots,
+					   c->futex->maps.stat_map,
+					   c->futex->maps.free_slots,
+					   sizeof(struct lt_lock_stat) };
+	}
 }
 
 /* The same of an idle entry, as the kernel has it now and as last read;
@@ -1355,14 +1385,18 @@ static bool masses(struct lt_collector *c, const struct idle_entry *e,
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
 		const char *v = (const char *)c->peek + (size_t)cpu * m.size;
 
-		if (e->party)
+		if (e->kind == SLOT_PARTY)
 			*now += ((const struct lt_party_stat *)v)->count +
 				((const struct lt_party_stat *)v)->ns;
+		else if (e->kind == SLOT_FILE)
+			*now += file_mass((const struct lt_file_stat *)v);
 		else
 			*now += stat_mass((const struct lt_lock_stat *)v);
 	}
-	if (e->party)
+	if (e->kind == SLOT_PARTY)
 		*read = c->party[e->row].count + c->party[e->row].ns;
+	else if (e->kind == SLOT_FILE)
+		*read = file_mass(&c->fstate[e->row].raw);
 	else
 		*read = stat_mass(&c->lstate[e->row].raw);
 	return true;
@@ -1379,21 +1413,31 @@ static void advance_gen(struct lt_collector *c)
 /* The key an idle entry is named by in the kernel. */
 static const void *idle_key(struct lt_collector *c, const struct idle_entry *e)
 {
-	return e->party ? (const void *)&c->party[e->row].key :
-			  (const void *)&c->lstate[e->row].key;
+	switch (e->kind) {
+	case SLOT_PARTY:
+		return &c->party[e->row].key;
+	case SLOT_FILE:
+		return &c->fstate[e->row].key;
+	default:
+		return &c->lstate[e->row].key;
+	}
 }
 
 /* Still idle: nothing moved since the read that chose it. */
 static bool still_idle(struct lt_collector *c, const struct idle_entry *e)
 {
-	if (e->party) {
-		const struct party_state *ps = &c->party[e->row];
-
-		return ps->slot == (__s32)e->slot && ps->moved_at < c->idle_ns;
+	switch (e->kind) {
+	case SLOT_PARTY:
+		return c->party[e->row].slot == (__s32)e->slot &&
+		       c->party[e->row].moved_at < c->idle_ns;
+	case SLOT_FILE:
+		return c->fstate[e->row].slot == (__s32)e->slot &&
+		       c->fstate[e->row].moved_at < c->idle_ns;
+	default:
+		return c->lstate[e->row].slot == (__s32)e->slot &&
+		       c->lstate[e->row].moved_at < c->idle_ns &&
+		       !c->lstate[e->row].waited;
 	}
-	return c->lstate[e->row].slot == (__s32)e->slot &&
-	       c->lstate[e->row].moved_at < c->idle_ns &&
-	       !c->lstate[e->row].waited;
 }
 
 /* The slot is free again: zeroed, queued, and its row starts anew. */
@@ -1403,12 +1447,20 @@ static void release(struct lt_collector *c, const struct idle_entry *e)
 
 	if (queue_slot(c, m.values, m.free, e->slot, m.size))
 		return;
-	if (e->party) {
+	if (e->kind == SLOT_PARTY) {
 		struct party_state *ps = &c->party[e->row];
 
 		c->party_row[e->slot] = -1;
 		ps->slot = -1;
 		ps->count = ps->ns = 0; /* its next slot counts from 0 */
+	} else if (e->kind == SLOT_FILE) {
+		struct file_state *fs = &c->fstate[e->row];
+
+		c->file_row[e->slot] = -1;
+		fs->slot = -1;
+		memset(&fs->raw, 0, sizeof(fs->raw));
+		if (c->file_entries)
+			c->file_entries--;
 	} else {
 		struct lock_state *s = &c->lstate[e->row];
 		__u64 holder = s->raw.last_holder;
@@ -1424,22 +1476,38 @@ static void release(struct lt_collector *c, const struct idle_entry *e)
 	}
 }
 
+/* Queues an idle slot to go back at the next read. */
+static bool choose(struct lt_collector *c, enum slot_kind kind, size_t row,
+		   __s32 slot)
+{
+	if (lt_grow((void **)&c->idle, &c->cap_idle, c->n_idle + 1,
+		    sizeof(*c->idle)))
+		return false;
+	c->idle[c->n_idle++] = (struct idle_entry){ .kind = kind,
+						    .row = row,
+						    .slot = (__u32)slot };
+	return true;
+}
+
 /*
- * When the kernel's lock map is more than half full, the slots of locks
- * and parties idle for retire_s seconds (LT_RETIRE_S when it is 0) go
- * back, so that a long run on a host that keeps meeting new locks (byte
- * ranges, files, shared memory) keeps room for them; their rows and
- * totals stay. It takes two reads. The first chooses and advances
- * slot_gen, so the probes look up again any slot they kept. The next
- * takes the names of those still idle out of the kernel's maps, so no
- * probe finds them, advances it again (a slot found by its name in
- * between is not used either), waits a moment for a probe that found one
- * just before, and then gives back each slot whose figures did not move.
+ * When the kernel's lock or file map is more than a quarter full, the
+ * slots of locks, parties and files idle for retire_s seconds
+ * (LT_RETIRE_S when it is 0) go back, so that a long run on a host that
+ * keeps meeting new locks (byte ranges, files, shared memory) or reading
+ * new files keeps room for them; their rows and totals stay. It takes two
+ * reads. The first chooses and advances slot_gen, so the probes look up
+ * again any slot they kept. The next takes the names of those still idle
+ * out of the kernel's maps, so no probe finds them, advances it again (a
+ * slot found by its name in between is not used either), waits a moment
+ * for a probe that found one just before, and then gives back each slot
+ * whose figures did not move.
  * One that moved keeps its name back; if it cannot (its next event took
  * a new slot meanwhile) what it gained is lost, and counted as a drop.
  * The row of a slot that went back counts from zero against the next
- * slot its lock takes.
+ * slot its lock, party or file takes.
  */
+#define RECLAIM_FILL 4 /* a map more than 1/RECLAIM_FILL full is trimmed */
+
 static void reclaim_slots(struct lt_collector *c)
 {
 	const struct timespec grace = { .tv_nsec = 2000000L };
@@ -1484,35 +1552,36 @@ static void reclaim_slots(struct lt_collector *c)
 
 	/* Nothing becomes due faster: a busy full map is not scanned on
 	 * every read. */
-	if (c->snap.lock_entries * 2 < LT_MAX_LOCKS ||
+	if ((c->snap.lock_entries * RECLAIM_FILL < LT_MAX_LOCKS &&
+	     c->file_entries * RECLAIM_FILL < LT_MAX_FILES) ||
 	    c->read_ns - c->scanned_ns < age / 4)
 		return;
 	c->scanned_ns = c->read_ns;
 	for (i = 0; i < c->n_locks; i++) {
 		const struct lock_state *s = &c->lstate[i];
-		struct idle_entry e = { .row = i, .slot = (__u32)s->slot };
 
 		if (s->slot < 0 || s->waited || s->dead_at ||
 		    c->read_ns - s->moved_at < age)
 			continue;
-		if (lt_grow((void **)&c->idle, &c->cap_idle, c->n_idle + 1,
-			    sizeof(*c->idle)))
+		if (!choose(c, SLOT_LOCK, i, s->slot))
 			break;
-		c->idle[c->n_idle++] = e;
 	}
 	for (i = 0; i < c->n_party; i++) {
 		const struct party_state *ps = &c->party[i];
-		struct idle_entry e = { .party = true,
-					.row = i,
-					.slot = (__u32)ps->slot };
 
 		if (!ps->linked || ps->slot < 0 ||
 		    c->read_ns - ps->moved_at < age)
 			continue;
-		if (lt_grow((void **)&c->idle, &c->cap_idle, c->n_idle + 1,
-			    sizeof(*c->idle)))
+		if (!choose(c, SLOT_PARTY, i, ps->slot))
 			break;
-		c->idle[c->n_idle++] = e;
+	}
+	for (i = 0; i < c->n_files; i++) {
+		const struct file_state *fs = &c->fstate[i];
+
+		if (fs->slot < 0 || c->read_ns - fs->moved_at < age)
+			continue;
+		if (!choose(c, SLOT_FILE, i, fs->slot))
+			break;
 	}
 	if (!c->n_idle)
 		return;
@@ -2014,49 +2083,74 @@ static int read_stacks(struct lt_collector *c)
 
 /* ---- files ---- */
 
-static int merge_file(struct lt_collector *c, const void *key,
-		      const void *value)
+/* The row of the file in slot, made on its first sight and named from
+ * what the probe kept; -1 when out of memory. */
+static ssize_t file_row_of(struct lt_collector *c, __u32 slot)
 {
-	const struct lt_file_stat *percpu = value;
-	struct lt_file_stat sum = { 0 };
-	struct file_state *s;
+	struct lt_file_where w;
+	struct lt_file_key key;
 	struct lt_file *f;
 	ssize_t i;
-	int cpu, b;
 
-	i = lt_index_find(&c->file_ix, key, c->fstate);
+	if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_keys), &slot,
+				&key))
+		return -1;
+	i = lt_index_find(&c->file_ix, &key, c->fstate);
 	if (i < 0) {
-		struct lt_file_where w;
-
 		i = (ssize_t)c->n_files;
 		if (lt_grow((void **)&c->files, &c->cap_files, i + 1,
 			    sizeof(*c->files)) ||
 		    lt_grow((void **)&c->fstate, &c->cap_fstate, i + 1,
 			    sizeof(*c->fstate)))
-			return -ENOMEM;
+			return -1;
 		memset(&c->fstate[i], 0, sizeof(c->fstate[i]));
-		memcpy(&c->fstate[i].key, key, sizeof(c->fstate[i].key));
+		c->fstate[i].key = key;
 		if (lt_index_add(&c->file_ix, i, c->fstate))
-			return -ENOMEM;
+			return -1;
 		c->n_files++;
-		f = &c->files[i];
-		memset(f, 0, sizeof(*f));
-		f->dev = c->fstate[i].key.dev;
-		f->ino = c->fstate[i].key.ino;
-		if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_where),
-					key, &w)) {
+		memset(&c->files[i], 0, sizeof(c->files[i]));
+	} else if (c->fstate[i].slot >= 0) {
+		return -1; /* not reached: one file, one slot */
+	}
+	/* A file met again after its slot went back may be another file
+	 * on a reused inode: it is named anew. */
+	f = &c->files[i];
+	f->dev = key.dev;
+	f->ino = key.ino;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_where), &slot,
+				&w) ||
+	    !w.tgid) {
+		snprintf(f->name, sizeof(f->name), "inode %llu",
+			 (unsigned long long)f->ino);
+	} else if (!fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
+			    sizeof(f->name))) {
+		w.name[sizeof(w.name) - 1] = '\0';
+		if (w.name[0])
+			snprintf(f->name, sizeof(f->name), "%s", w.name);
+		else
 			snprintf(f->name, sizeof(f->name), "inode %llu",
 				 (unsigned long long)f->ino);
-		} else if (!fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
-				    sizeof(f->name))) {
-			w.name[sizeof(w.name) - 1] = '\0';
-			snprintf(f->name, sizeof(f->name), "%s", w.name);
-		}
 	}
-	f = &c->files[i];
-	s = &c->fstate[i];
+	c->fstate[i].slot = (__s32)slot;
+	memset(&c->fstate[i].raw, 0, sizeof(c->fstate[i].raw));
+	c->file_row[slot] = i;
+	c->file_entries++;
+	return i;
+}
+
+/* Adds what moved in a file's slot, summed over the CPUs, to its row. */
+static void merge_file(struct lt_collector *c, size_t i,
+		       const struct lt_file_stat *percpu, size_t stride)
+{
+	struct file_state *s = &c->fstate[i];
+	struct lt_file *f = &c->files[i];
+	struct lt_file_stat sum = { 0 };
+	int cpu, b;
+
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		const struct lt_file_stat *v = &percpu[cpu];
+		const struct lt_file_stat *v =
+			(const void *)((const char *)percpu +
+				       (size_t)cpu * stride);
 
 		sum.reads += v->reads;
 		sum.writes += v->writes;
@@ -2067,6 +2161,8 @@ static int merge_file(struct lt_collector *c, const void *key,
 		for (b = 0; b < LT_HIST_SLOTS; b++)
 			sum.hist[b] += v->hist[b];
 	}
+	if (file_mass(&sum) != file_mass(&s->raw))
+		s->moved_at = c->read_ns;
 #define FDELTA(field)                                           \
 	do {                                                    \
 		f->delta.field = diff(sum.field, s->raw.field); \
@@ -2083,6 +2179,78 @@ static int merge_file(struct lt_collector *c, const void *key,
 	for (b = 0; b < LT_HIST_SLOTS; b++)
 		c->snap.io_hist_delta[b] += f->delta.io_hist[b];
 	s->raw = sum;
+}
+
+/*
+ * Reads the file slots ever handed out, in batches. A slot not yet
+ * linked to a row with nothing in it is free, or taken by a probe that
+ * has not counted yet.
+ */
+static int read_files(struct lt_collector *c)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t stride = (sizeof(struct lt_file_stat) + 7) & ~7UL;
+	size_t vsz = stride * (size_t)c->ncpus;
+	__u32 which = LT_HIGH_FILES, done = 0, last = 0, count, k;
+	__u64 high = 0;
+	ssize_t row;
+	int err;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.slot_high), &which,
+				&high))
+		return -errno;
+	if (high > LT_MAX_FILES)
+		high = LT_MAX_FILES;
+	if (c->keybuf_len < BATCH * sizeof(__u32)) {
+		free(c->keybuf);
+		c->keybuf = malloc(BATCH * sizeof(__u32));
+		c->keybuf_len = c->keybuf ? BATCH * sizeof(__u32) : 0;
+	}
+	if (c->valbuf_len < BATCH * vsz) {
+		free(c->valbuf);
+		c->valbuf = malloc(BATCH * vsz);
+		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
+	}
+	if (!c->keybuf || !c->valbuf)
+		return -ENOMEM;
+	/* An array's batch goes on after the last key it gave. */
+	while (done < high) {
+		count = (__u32)(high - done) < BATCH ? (__u32)(high - done) :
+						       BATCH;
+		err = bpf_map_lookup_batch(
+			bpf_map__fd(c->fileio->maps.file_stat),
+			done ? &last : NULL, &last, c->keybuf, c->valbuf,
+			&count, &opts);
+		if (err && err != -ENOENT)
+			return err;
+		for (k = 0; k < count; k++) {
+			__u32 slot = ((const __u32 *)c->keybuf)[k];
+			const struct lt_file_stat *v =
+				(const void *)((char *)c->valbuf + k * vsz);
+
+			if (slot >= LT_MAX_FILES)
+				continue;
+			row = c->file_row[slot];
+			if (row < 0) {
+				uint64_t mass = 0;
+				int cpu;
+
+				for (cpu = 0; cpu < c->ncpus; cpu++)
+					mass += file_mass(
+						(const void *)((const char *)v +
+							       cpu * stride));
+				if (!mass)
+					continue;
+				row = file_row_of(c, slot);
+				if (row < 0)
+					continue;
+			}
+			merge_file(c, (size_t)row, v, stride);
+		}
+		if (err || !count)
+			break;
+		done += count;
+	}
 	return 0;
 }
 
@@ -2380,6 +2548,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 
 	c->snap.lock_entries = c->reader->bss->visited;
 	c->snap.lock_capacity = LT_MAX_LOCKS;
+	c->snap.file_capacity = LT_MAX_FILES;
 	if (!err)
 		err = read_parties(c);
 	if (!err)
@@ -2389,10 +2558,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	if (!err && c->stacks)
 		err = read_stacks(c);
 	if (!err)
-		err = for_each_entry(c, bpf_map__fd(c->fileio->maps.file_stat),
-				     sizeof(struct lt_file_key),
-				     sizeof(struct lt_file_stat), true,
-				     merge_file, NULL);
+		err = read_files(c);
 	if (err) {
 		forget_vmas(c);
 		return err;
@@ -2441,6 +2607,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	c->snap.n_procs = c->n_procs;
 	c->snap.procs = c->procs;
 	c->snap.n_files = c->n_files;
+	c->snap.file_entries = c->file_entries;
 	c->snap.files = c->files;
 	c->snap.n_probes = PROBE_NR;
 	c->snap.probes = c->probes;

@@ -60,7 +60,8 @@ struct {
  * Each slot's key, written before the key is named, so the reader can
  * walk the slots in order (their figures lie in that order in memory)
  * and still say whose figures it found. slot_high keeps one past the
- * highest slot ever handed out, of locks (LT_HIGH_LOCKS) and of parties.
+ * highest slot ever handed out, of locks, parties and files (enum
+ * lt_high, common.h).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -68,8 +69,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lt_lock_key);
 } slot_keys SEC(".maps");
-
-enum { LT_HIGH_LOCKS, LT_HIGH_PARTIES, LT_HIGH_NR };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -18,6 +18,9 @@
 #define LT_MAX_STACKS 4096 /* distinct user stacks kept */
 #define LT_STACK_DEPTH 32 /* frames per stack */
 
+/* The entries of slot_high: one past the highest slot handed out. */
+enum lt_high { LT_HIGH_LOCKS, LT_HIGH_PARTIES, LT_HIGH_FILES, LT_HIGH_NR };
+
 /* Lock kinds as the probes see them; the same numbers as enum lt_kind. */
 enum lt_probe_kind {
 	LT_PK_FUTEX = 0,

@@ -13,10 +13,17 @@
 #include "common.bpf.h"
 #include "fileio.h"
 
+/*
+ * Per-file figures live in slots, like the locks' (common.bpf.h): a
+ * per-CPU array, a name map from (device, inode) to slot, a queue of free
+ * slots and each slot's key. The collector gives the slots of files idle
+ * for a while back, zeroed, so a long run that keeps meeting new files
+ * does not fill the map.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LT_MAX_FILES);
-	__type(key, struct lt_file_key);
+	__type(key, __u32);
 	__type(value, struct lt_file_stat);
 } file_stat SEC(".maps");
 
@@ -24,6 +31,27 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LT_MAX_FILES);
 	__type(key, struct lt_file_key);
+	__type(value, __u32);
+} file_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_FILES);
+	__type(value, __u32);
+} free_file_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct lt_file_key);
+} file_keys SEC(".maps");
+
+/* How to name each slot's file, written when the slot is taken. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_MAX_FILES);
+	__type(key, __u32);
 	__type(value, struct lt_file_where);
 } file_where SEC(".maps");
 
@@ -76,22 +104,23 @@ static __always_inline int io_begin(int fd, __u32 write)
 	return 0;
 }
 
-static __always_inline void name_file(const struct lt_file_key *key, int fd,
-				      __u32 tgid)
+static __always_inline void name_file(__u32 slot, int fd, __u32 tgid)
 {
-	struct lt_file_where w = { .tgid = tgid, .fd = fd };
+	struct lt_file_where *w = bpf_map_lookup_elem(&file_where, &slot);
 	struct file *f = fd_file(fd);
 
-	if (!f)
+	if (!w)
 		return;
-	bpf_probe_read_kernel_str(w.name, sizeof(w.name),
-				  f->f_path.dentry->d_name.name);
-	bpf_map_update_elem(&file_where, key, &w, BPF_NOEXIST);
+	w->tgid = tgid;
+	w->fd = fd;
+	w->name[0] = '\0';
+	if (f)
+		bpf_probe_read_kernel_str(w->name, sizeof(w->name),
+					  f->f_path.dentry->d_name.name);
 }
 
 static __always_inline int io_end(long ret)
 {
-	static const struct lt_file_stat zero;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_file_key key;
 	struct lt_thread_locks *tl;
@@ -99,8 +128,10 @@ static __always_inline int io_end(long ret)
 	struct lt_lock_stat *ls;
 	struct lt_file_stat *fs;
 	struct lt_proc_io *pio;
+	bool created;
 	__u64 delta;
 	__u32 top;
+	__s32 slot;
 
 	th = this_thread(false);
 	if (!th || !th->io.ts)
@@ -114,19 +145,18 @@ static __always_inline int io_end(long ret)
 	}
 	key.dev = th->io.dev;
 	key.ino = th->io.ino;
-	fs = bpf_map_lookup_elem(&file_stat, &key);
-	if (!fs) {
-		if (bpf_map_update_elem(&file_stat, &key, &zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&file_stat, &key)) {
-			count_drop(LT_DROP_FILES_FULL);
-			return 0;
-		}
-		name_file(&key, th->io.fd, tgid);
+	slot = take_slot(&file_slots, &free_file_slots, &file_keys,
+			 LT_HIGH_FILES, &key, LT_DROP_FILES_FULL, &created);
+	if (slot < 0)
+		return 0;
+	if (created) {
+		name_file((__u32)slot, th->io.fd, tgid);
 		remember_comm(tgid);
-		fs = bpf_map_lookup_elem(&file_stat, &key);
-		if (!fs)
-			return 0;
 	}
+	top = (__u32)slot;
+	fs = bpf_map_lookup_elem(&file_stat, &top);
+	if (!fs)
+		return 0;
 	if (th->io.write) {
 		fs->writes++;
 		if (ret > 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A long run keeps meeting new locks: here three sets of byte-range
-# locks, more in all than the kernel's map holds. Once it is half full,
+# locks, more in all than the kernel's map holds. Once it is a quarter full,
 # the slots of locks idle for the --retire time go back, so none of the
 # later locks is dropped; every lock keeps its row, and a lock met again
 # after its slot went back adds to its figures, from the next slot it

@@ -756,7 +756,8 @@ static const struct argp_option diff_options[] = {
 	  "Exit 1 when EXPR holds, e.g. 'wait_time>+10%' (repeatable)", 0 },
 	{ "plot", OPT_PLOT, "FILE.svg", 0,
 	  "Chart the wait time per interval, before and after (gnuplot)", 0 },
-	{ "output", 'o', "FILE", 0, "Write to FILE instead of stdout", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "Write to FILE instead of stdout ('-' is stdout)", 0 },
 	{ "all", 'a', NULL, 0, "Include condition-like waits (futex-cond)", 0 },
 	{ "limit", 'l', "N", 0,
 	  "At most N locks (default 20 in text and Markdown, all in JSON; "
@@ -998,7 +999,7 @@ int diff_main(int argc, char **argv)
 	else if (denv.limit < 0 && !denv.json && n_locks > 20)
 		n_locks = 20;
 
-	if (denv.output) {
+	if (denv.output && strcmp(denv.output, "-")) {
 		out = fopen(denv.output, "we");
 		if (!out) {
 			fprintf(stderr, "locktop diff: cannot write '%s': %s\n",

@@ -133,7 +133,8 @@ static const struct argp_option options[] = {
 	  "One JSON object per interval, one per line; "
 	  "the last has \"final\": true",
 	  0 },
-	{ "output", 'o', "FILE", 0, "Write to FILE instead of stdout", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "Write to FILE instead of stdout ('-' is stdout)", 0 },
 	{ "all", OPT_ALL, NULL, 0,
 	  "Show condition-like waits (futex-cond) "
 	  "too",
@@ -635,7 +636,7 @@ int main(int argc, char **argv)
 	r.out.all_kinds = env.all_kinds;
 	r.out.limit = env.limit >= 0 ? (size_t)env.limit : (env.json ? 0 : 20);
 	r.out.out = stdout;
-	if (env.output && !env.record) {
+	if (env.output && !env.record && strcmp(env.output, "-")) {
 		r.out.out = fopen(env.output, "we");
 		if (!r.out.out) {
 			fprintf(stderr, "locktop: cannot write '%s': %s\n",
