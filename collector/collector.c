@@ -1232,6 +1232,28 @@ static int fill_slots(struct lt_collector *c)
 	return c->reader->bss->fill_failed ? -ENOSPC : 0;
 }
 
+/* The TIDs of ended processes: another process may get them next. */
+static void forget_tids(struct lt_collector *c)
+{
+	size_t i, k = 0, size;
+	uint32_t *table;
+
+	for (i = 0; i < c->n_tids; i++)
+		if (is_gone(c->gone, c->n_gone, c->tids[i].tgid))
+			break;
+	if (i == c->n_tids)
+		return;
+	table = lt_index_table(c->n_tids, &size);
+	if (!table)
+		return; /* kept a while longer */
+	for (i = 0; i < c->n_tids; i++)
+		if (!is_gone(c->gone, c->n_gone, c->tids[i].tgid))
+			c->tids[k++] = c->tids[i];
+	c->n_tids = k;
+	lt_index_refill(&c->tid_ix, table, size, k, c->tids);
+	lt_shrink((void **)&c->tids, &c->cap_tids, k, sizeof(*c->tids));
+}
+
 /*
  * Drops from the kernel's maps what only ended processes can touch: their
  * private locks, their parties and their locks' stacks, after this read
@@ -1323,6 +1345,7 @@ static void forget_exited(struct lt_collector *c)
 			c->party[i].linked = false;
 		}
 	}
+	forget_tids(c);
 }
 
 /* ---- idle slots go back ---- */
