@@ -121,7 +121,11 @@ enum {
 	PR_CPU,
 	PR_PROG_RUNS,
 	PR_PROG_TIME,
-	PR_PROG_NS_PER_RUN
+	PR_PROG_NS_PER_RUN,
+	PR_LOCK_ENTRIES,
+	PR_LOCK_CAPACITY,
+	PR_FILE_ENTRIES,
+	PR_FILE_CAPACITY
 };
 
 enum { H_WAIT, H_HOLD, H_IO };
@@ -237,6 +241,14 @@ static pmdaMetric metrictab[] = {
 	M(CL_PROBE, PR_PROG_TIME, PM_TYPE_U64, PROBE_INDOM, PM_SEM_COUNTER, NS),
 	M(CL_PROBE, PR_PROG_NS_PER_RUN, PM_TYPE_DOUBLE, PROBE_INDOM,
 	  PM_SEM_INSTANT, NS),
+	M(CL_PROBE, PR_LOCK_ENTRIES, PM_TYPE_U64, PM_INDOM_NULL, PM_SEM_INSTANT,
+	  COUNT),
+	M(CL_PROBE, PR_LOCK_CAPACITY, PM_TYPE_U64, PM_INDOM_NULL,
+	  PM_SEM_DISCRETE, COUNT),
+	M(CL_PROBE, PR_FILE_ENTRIES, PM_TYPE_U64, PM_INDOM_NULL, PM_SEM_INSTANT,
+	  COUNT),
+	M(CL_PROBE, PR_FILE_CAPACITY, PM_TYPE_U64, PM_INDOM_NULL,
+	  PM_SEM_DISCRETE, COUNT),
 
 	M(CL_HIST, H_WAIT, PM_TYPE_U64, HIST_INDOM, PM_SEM_COUNTER, COUNT),
 	M(CL_HIST, H_HOLD, PM_TYPE_U64, HIST_INDOM, PM_SEM_COUNTER, COUNT),
@@ -1051,7 +1063,7 @@ static int fetch_probe(unsigned int item, unsigned int inst, pmAtomValue *atom)
 	uint64_t cnt = 0, ns = 0;
 	size_t i;
 
-	if (item >= PR_PROG_RUNS) {
+	if (item >= PR_PROG_RUNS && item <= PR_PROG_NS_PER_RUN) {
 		p = refs_find(&a.probes, inst);
 		if (!p)
 			return PM_ERR_INST;
@@ -1083,6 +1095,18 @@ static int fetch_probe(unsigned int item, unsigned int inst, pmAtomValue *atom)
 		break;
 	case PR_CPU:
 		atom->d = s->cpu_percent;
+		break;
+	case PR_LOCK_ENTRIES:
+		atom->ull = s->lock_entries;
+		break;
+	case PR_LOCK_CAPACITY:
+		atom->ull = s->lock_capacity;
+		break;
+	case PR_FILE_ENTRIES:
+		atom->ull = s->file_entries;
+		break;
+	case PR_FILE_CAPACITY:
+		atom->ull = s->file_capacity;
 		break;
 	default:
 		return PM_ERR_PMID;

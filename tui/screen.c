@@ -1072,6 +1072,22 @@ static int draw_header(struct screen *sc, int cols)
 				 (sc->cumulative ? p : p),
 			 c, sizeof(c)),
 		 s->cpu_percent);
+	/* The fuller of the kernel's lock and file maps: drops start at
+	 * 100%, idle slots go back past 25%. */
+	if (s->lock_capacity || s->file_capacity) {
+		double fill = 0;
+		size_t len = strlen(line);
+
+		if (s->lock_capacity)
+			fill = (double)s->lock_entries /
+			       (double)s->lock_capacity;
+		if (s->file_capacity &&
+		    (double)s->file_entries / (double)s->file_capacity > fill)
+			fill = (double)s->file_entries /
+			       (double)s->file_capacity;
+		snprintf(line + len, sizeof(line) - len, " maps %.0f%%",
+			 fill * 100);
+	}
 	/* The probes' cost shows whole or not at all. */
 	if (x + 6 + (int)strlen(line) <= cols) {
 		label(sc, y, x, "probes");
@@ -1424,7 +1440,8 @@ static const char *const help_lines[] = {
 	"         Kinds: waits/s and wait time per second (ms/s).",
 	"         pread p50/p99: latency of all pread/pwrite in the interval;",
 	"         locked: I/O time spent holding a lock; probes: cost per",
-	"         event, events/s and the probes' CPU share of one core.",
+	"         event, events/s and the probes' CPU share of one core;",
+	"         maps: the fuller of the kernel's lock and file maps.",
 	"Columns  WAITS/s, WAIT/s (ms of waiting per second), AVG, P99, MAX of",
 	"         one wait; WAITERS blocked now; HOLDER pid/comm; PROCS seen.",
 	"",

@@ -61,6 +61,10 @@ enum slot {
 	S_NS_PER_EVENT = S_WAIT_MAX, /* a double, stored as its bits */
 	S_CPU = S_HOLD_NS,
 	S_DEADLOCKS = S_ACQUIRES,
+	S_LOCK_ENTRIES = S_CONTENDED,
+	S_LOCK_CAPACITY = S_TRYLOCK,
+	S_FILE_ENTRIES = S_IO_UNDER,
+	S_FILE_CAPACITY = S_WAKES,
 	S_RUNS = S_WAITS,
 	S_RUN_NS = S_WAIT_NS,
 	S_COUNT = S_WAITS,
@@ -141,6 +145,10 @@ static const struct metric metrics[] = {
 	{ "locktop.probe.ns_per_event", G_ONE, S_NS_PER_EVENT, false, false },
 	{ "locktop.probe.cpu", G_ONE, S_CPU, false, false },
 	{ "locktop.deadlock.count", G_ONE, S_DEADLOCKS, false, false },
+	{ "locktop.probe.lock_entries", G_ONE, S_LOCK_ENTRIES, false, false },
+	{ "locktop.probe.lock_capacity", G_ONE, S_LOCK_CAPACITY, false, false },
+	{ "locktop.probe.file_entries", G_ONE, S_FILE_ENTRIES, false, false },
+	{ "locktop.probe.file_capacity", G_ONE, S_FILE_CAPACITY, false, false },
 	{ "locktop.deadlock.cycles", G_ONE, T_CYCLES, true, false },
 	{ "locktop.probe.prog.runs", G_PROG, S_RUNS, false, false },
 	{ "locktop.probe.prog.time", G_PROG, S_RUN_NS, false, false },
@@ -609,6 +617,11 @@ static int build_snapshot(struct source *s)
 		s->snap.drops_delta = delta_of(e, S_DROPS);
 		s->snap.drops_total = total_of(e, S_DROPS);
 		s->snap.cpu_percent = double_of(e->cur[S_CPU]);
+		/* Older agents and archives have no map figures: 0. */
+		s->snap.lock_entries = e->cur[S_LOCK_ENTRIES];
+		s->snap.lock_capacity = e->cur[S_LOCK_CAPACITY];
+		s->snap.file_entries = e->cur[S_FILE_ENTRIES];
+		s->snap.file_capacity = e->cur[S_FILE_CAPACITY];
 		/* "comm/pid -> comm/pid; comm/pid -> ..." */
 		n = 0;
 		while (c && *c) {

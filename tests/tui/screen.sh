@@ -70,6 +70,8 @@ T new-session -d -s lt -x 120 -y 40 \
 wait_for "header" '^locktop [0-9:]+ +every 0.3s'
 wait_for "wait meter" '^Wait \['
 wait_for "footer" '^F1Help +F2Locks'
+# The probes' own cost, and how full the kernel's maps are.
+wait_for "probe cost" 'probes +[0-9.k-]+ns/ev .* cpu [0-9.]+% maps [0-9]+%'
 wait_for "lockbench's table" "t\.tdb\+0x[0-9a-f]+ +futex "
 # A holder too long for its column keeps its pid, whole, and loses the
 # end of its name.
