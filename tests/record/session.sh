@@ -98,7 +98,10 @@ grep -q '^| `fcntl` | wait time | .* | \*\*better\*\* |$' cmp/report.md ||
 grep -q '<svg' cmp/waits.svg || fail "waits.svg is not SVG"
 rc=0
 LOCKTOP=$locktop LOCKBENCH=$lockbench "$compare" -o cmp2 --interval 0.2 \
-	--common '-n 4 -l 500 -H 8' --fail-if 'wait_time>+10%' mutex fcntl \
+	--common '-n 4 -l 500 -H 8' --fail-if 'fcntl.wait_time>+10%' mutex fcntl \
 	2>err.txt || rc=$?
-[ "$rc" -eq 1 ] || fail "compare-locks mutex fcntl --fail-if exited $rc, want 1"
+# The mutex run has no fcntl waits, so the gate is crossed whatever the
+# machine's load does to the two runs' totals.
+[ "$rc" -eq 1 ] ||
+	fail "compare-locks mutex fcntl --fail-if exited $rc, want 1: $(cat cmp2/diff.txt err.txt)"
 echo "ok: compare-locks"
