@@ -29,6 +29,7 @@
 #include "common.h"
 #include "futex.h"
 #include "fileio.h"
+#include "filelock.h"
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
@@ -1222,6 +1223,11 @@ static int fill_slots(struct lt_collector *c)
 			    &slot, BPF_ANY))
 			return -errno;
 	}
+	for (slot = 0; slot < LT_MAX_OWNERS; slot++)
+		if (bpf_map_update_elem(
+			    bpf_map__fd(c->filelock->maps.free_owner_slots),
+			    NULL, &slot, BPF_ANY))
+			return -errno;
 	c->zero_values = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
 	c->peek = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
 	if (!c->zero_values || !c->peek)

@@ -235,6 +235,22 @@ struct lt_ident {
 	__u32 gen; /* slot_gen when the slots were found; see common.bpf.h */
 };
 
+#define LT_FILE_CACHE 4
+#define LT_OWNER_CACHE 2
+
+/* A file lock as one thread last met it, and where its figures are. */
+struct lt_file_ident {
+	struct lt_lock_key key;
+	__s32 slot; /* of key, or LT_NO_SLOT when not known */
+	/* This process's waiter party of key, and the holder party of
+	 * holder, the process it last waited behind. */
+	__s32 waiter_slot;
+	__s32 holder_slot;
+	__u32 holder;
+	__u32 gen; /* slot_gen when the slots were found */
+	__u32 pad;
+};
+
 /*
  * What the probes keep per thread, in task storage: no hashing and no
  * bucket lock on the hot paths, and it goes with the thread. The
@@ -268,6 +284,18 @@ struct lt_thread {
 	__u32 ident_next; /* the cache slot to replace next */
 	__u32 pad;
 	struct lt_ident ident[LT_IDENT_CACHE]; /* futex identities seen */
+	__u32 file_next; /* the file cache slot to replace next */
+	__u32 owner_next; /* the owner cache slot to replace next */
+	struct lt_file_ident file[LT_FILE_CACHE]; /* file locks met */
+	/* filelock: the (owner, file) pairs this thread last locked, and
+	 * the slot of their held ranges in the owned map. */
+	struct {
+		__u64 owner;
+		__u64 dev;
+		__u64 ino;
+		__u32 slot;
+		__u32 pad;
+	} owner[LT_OWNER_CACHE];
 };
 
 #endif /* LOCKTOP_PROBES_COMMON_H */

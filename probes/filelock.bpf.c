@@ -41,12 +41,33 @@
 #define NR_FCNTL 72
 #define NR_FLOCK 73
 
+/*
+ * The ranges each (owner, file) pair holds, in slots: owner_slots names
+ * a pair's slot in owned, and free_owner_slots holds the slots not in
+ * use, filled by the collector when the probes load. A thread keeps the
+ * slots of the pairs it last locked with, so its next lock and its
+ * unlock reach their ranges without hashing; the slot's own key says
+ * whether it still is that pair's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_MAX_OWNERS);
+	__type(key, __u32);
+	__type(value, struct lt_owner_locks);
+} owned SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LT_MAX_OWNERS);
 	__type(key, struct lt_owner_key);
-	__type(value, struct lt_owner_locks);
-} owned SEC(".maps");
+	__type(value, __u32);
+} owner_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_OWNERS);
+	__type(value, __u32);
+} free_owner_slots SEC(".maps");
 
 static __always_inline bool is_setlk(long cmd)
 {
@@ -160,9 +181,9 @@ static __always_inline void push_thread_lock(struct lt_thread *th,
  * lock released by another thread (a close elsewhere in the process) is
  * left on its stack until that thread next locks or unlocks past it.
  */
-static __always_inline void forget_thread_lock(const struct lt_lock_key *lock)
+static __always_inline void forget_thread_lock(struct lt_thread *th,
+					       const struct lt_lock_key *lock)
 {
-	struct lt_thread *th = this_thread(false);
 	struct lt_thread_locks *tl;
 	__u32 i, j, n;
 
@@ -180,7 +201,8 @@ static __always_inline void forget_thread_lock(const struct lt_lock_key *lock)
 	}
 }
 
-static __always_inline void end_hold(const struct lt_owner_key *ok,
+static __always_inline void end_hold(struct lt_thread *th,
+				     const struct lt_owner_key *ok,
 				     const struct lt_owned *r, __u64 now)
 {
 	struct lt_lock_key lock = {
@@ -203,7 +225,102 @@ static __always_inline void end_hold(const struct lt_owner_key *ok,
 	if (st)
 		add_hold(st, now - r->ts);
 	if (r->tid == (__u32)bpf_get_current_pid_tgid())
-		forget_thread_lock(&lock);
+		forget_thread_lock(th, &lock);
+}
+
+static __always_inline bool same_owner(const struct lt_owner_key *a,
+				       const struct lt_owner_key *b)
+{
+	return a->owner == b->owner && a->dev == b->dev && a->ino == b->ino;
+}
+
+/* The pair's entry in owned, if the thread's cache knows its slot. */
+static __always_inline struct lt_owner_locks *
+cached_owner(struct lt_thread *th, const struct lt_owner_key *ok)
+{
+	struct lt_owner_locks *ol;
+	__u32 i, slot;
+
+	if (!th)
+		return NULL;
+	for (i = 0; i < LT_OWNER_CACHE; i++) {
+		if (th->owner[i].owner != ok->owner ||
+		    th->owner[i].dev != ok->dev || th->owner[i].ino != ok->ino)
+			continue;
+		slot = th->owner[i].slot;
+		ol = bpf_map_lookup_elem(&owned, &slot);
+		/* The slot may have gone back, and to another pair. */
+		return ol && same_owner(&ol->key, ok) ? ol : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * The owner's held ranges on the file: through the thread's cache, else
+ * by the pair's name, given a free slot when create is set and it has
+ * none (a drop when none is free). The thread remembers the slot.
+ */
+static __always_inline struct lt_owner_locks *
+owner_locks(struct lt_thread *th, const struct lt_owner_key *ok, bool create)
+{
+	struct lt_owner_locks *ol = cached_owner(th, ok);
+	__u32 slot, *named, i;
+
+	if (ol)
+		return ol;
+	named = bpf_map_lookup_elem(&owner_slots, ok);
+	if (named) {
+		slot = *named;
+	} else {
+		if (!create)
+			return NULL;
+		if (bpf_map_pop_elem(&free_owner_slots, &slot)) {
+			count_drop(LT_DROP_HELD_FULL);
+			return NULL;
+		}
+		ol = bpf_map_lookup_elem(&owned, &slot);
+		if (!ol)
+			return NULL;
+		/* Keyed before it is named: no one finds it half made. */
+		ol->n = 0;
+		ol->key = *ok;
+		if (bpf_map_update_elem(&owner_slots, ok, &slot, BPF_NOEXIST)) {
+			/* Another CPU named the pair first: its slot. */
+			__builtin_memset(&ol->key, 0, sizeof(ol->key));
+			bpf_map_push_elem(&free_owner_slots, &slot, 0);
+			named = bpf_map_lookup_elem(&owner_slots, ok);
+			if (!named)
+				return NULL;
+			slot = *named;
+		}
+	}
+	ol = bpf_map_lookup_elem(&owned, &slot);
+	if (!ol || !same_owner(&ol->key, ok))
+		return NULL;
+	if (th) {
+		i = th->owner_next++ & (LT_OWNER_CACHE - 1);
+		th->owner[i].owner = ok->owner;
+		th->owner[i].dev = ok->dev;
+		th->owner[i].ino = ok->ino;
+		th->owner[i].slot = slot;
+	}
+	return ol;
+}
+
+/* The pair holds nothing more: its slot goes back, once. */
+static __always_inline void forget_owner(const struct lt_owner_key *ok,
+					 struct lt_owner_locks *ol)
+{
+	__u32 *named = bpf_map_lookup_elem(&owner_slots, ok);
+	__u32 slot;
+
+	if (!named)
+		return;
+	slot = *named;
+	if (bpf_map_delete_elem(&owner_slots, ok))
+		return; /* another CPU forgot it first */
+	__builtin_memset(&ol->key, 0, sizeof(ol->key));
+	bpf_map_push_elem(&free_owner_slots, &slot, 0);
 }
 
 /*
@@ -214,7 +331,8 @@ static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
 				    __u64 start, __u64 end)
 {
 	struct lt_owner_key ok = { .owner = owner, .dev = dev, .ino = ino };
-	struct lt_owner_locks *ol = bpf_map_lookup_elem(&owned, &ok);
+	struct lt_thread *th = this_thread(false);
+	struct lt_owner_locks *ol = owner_locks(th, &ok, false);
 	__u64 now;
 	__u32 i, kept = 0, n;
 
@@ -224,7 +342,7 @@ static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
 	n = ol->n;
 	for (i = 0; i < LT_OWNER_RANGES && i < n; i++) {
 		if (ol->r[i].start >= start && ol->r[i].end <= end) {
-			end_hold(&ok, &ol->r[i], now);
+			end_hold(th, &ok, &ol->r[i], now);
 			continue;
 		}
 		if (kept != i && kept < LT_OWNER_RANGES)
@@ -232,26 +350,10 @@ static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
 		kept++;
 	}
 	ol->n = kept;
-	/* An ordinary unlock keeps the entry for the owner's next lock; a
+	/* An ordinary unlock keeps the slot for the owner's next lock; a
 	 * close or exit (the whole file) ends the owner's use of it. */
 	if (!kept && !start && end >= OFFSET_MAX)
-		bpf_map_delete_elem(&owned, &ok);
-}
-
-/* The owner's held ranges on the file, created when create is set. */
-static __always_inline struct lt_owner_locks *
-owner_locks(const struct lt_owner_key *ok, bool create)
-{
-	static const struct lt_owner_locks zero;
-	struct lt_owner_locks *ol = bpf_map_lookup_elem(&owned, ok);
-
-	if (ol || !create)
-		return ol;
-	bpf_map_update_elem(&owned, ok, &zero, BPF_NOEXIST);
-	ol = bpf_map_lookup_elem(&owned, ok);
-	if (!ol)
-		count_drop(LT_DROP_HELD_FULL);
-	return ol;
+		forget_owner(&ok, ol);
 }
 
 /* Whether the owner holds a range of this kind next to or over [s, e]. */
@@ -310,17 +412,63 @@ static __always_inline void name_lock(const struct lt_lock_key *lock,
 	bpf_map_update_elem(&wheres, lock, &w, BPF_NOEXIST);
 }
 
-/* The lock's figures, named when they are new; *slot is where they are. */
+/*
+ * The thread's cache entry for lock, taken over (its slots not known yet)
+ * when it has none; NULL when th is. A lock met again, as a process
+ * takes the same ranges over and over, finds its figures and its parties
+ * without hashing. Slots found before slot_gen moved are forgotten.
+ */
+static __always_inline struct lt_file_ident *
+file_ident(struct lt_thread *th, const struct lt_lock_key *lock)
+{
+	struct lt_file_ident *c;
+	__u32 i;
+
+	if (!th)
+		return NULL;
+	for (i = 0; i < LT_FILE_CACHE; i++) {
+		c = &th->file[i];
+		if (!same_lock(&c->key, lock))
+			continue;
+		if (c->gen != slot_gen) {
+			c->slot = LT_NO_SLOT;
+			c->waiter_slot = LT_NO_SLOT;
+			c->holder_slot = LT_NO_SLOT;
+			c->gen = slot_gen;
+		}
+		return c;
+	}
+	c = &th->file[th->file_next & (LT_FILE_CACHE - 1)];
+	th->file_next++;
+	c->key = *lock;
+	c->slot = LT_NO_SLOT;
+	c->waiter_slot = LT_NO_SLOT;
+	c->holder_slot = LT_NO_SLOT;
+	c->holder = 0;
+	c->gen = slot_gen;
+	return c;
+}
+
+/*
+ * The lock's figures, named when they are new; *slot is where they are.
+ * c, the thread's cache entry for the lock or NULL, keeps the slot.
+ */
 static __always_inline struct lt_lock_stat *
-lock_stat(const struct lt_lock_key *lock, struct file_lock *fl, __u32 tgid,
-	  __s32 *slot)
+lock_stat(struct lt_file_ident *c, const struct lt_lock_key *lock,
+	  struct file_lock *fl, __u32 tgid, __s32 *slot)
 {
 	struct lt_lock_stat *st;
 	bool created;
 
+	if (c && c->slot != LT_NO_SLOT) {
+		*slot = c->slot;
+		return stat_at(*slot);
+	}
 	st = stat_of(lock, &created, slot);
 	if (created)
 		name_lock(lock, fl, tgid);
+	if (c)
+		c->slot = *slot;
 	return st;
 }
 
@@ -342,7 +490,7 @@ static __always_inline void deferred(const struct lt_lock_key *lock,
 	if (call->ts && file_kind(call->lock.kind))
 		return;
 	/* Named while the file is at hand. */
-	lock_stat(lock, fl, tgid, &call->slot);
+	lock_stat(file_ident(th, lock), lock, fl, tgid, &call->slot);
 	call->gen = slot_gen;
 	call->lock = *lock;
 	call->tgid = tgid;
@@ -363,10 +511,11 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 	};
 	struct lt_thread *th = this_thread(true);
 	struct lt_inflight *call = waiting_call(th);
-	struct lt_owner_locks *ol = owner_locks(&ok, true);
+	struct lt_owner_locks *ol = owner_locks(th, &ok, true);
+	struct lt_file_ident *c;
 	struct lt_lock_stat *st;
 	__u64 now = bpf_ktime_get_ns(), delta;
-	__s32 slot;
+	__s32 slot, no_waiter = LT_NO_SLOT, no_holder = LT_NO_SLOT;
 
 	if (call) {
 		/* The range it slept on is the one it asked for. */
@@ -376,19 +525,26 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 		   may_merge(ol, lock->kind, lock->start, lock->end)) {
 		asked_range(&lock->start, &lock->end);
 	}
-	st = lock_stat(lock, fl, tgid, &slot);
+	c = file_ident(th, lock);
+	st = lock_stat(c, lock, fl, tgid, &slot);
 	if (st) {
 		st->acquires++;
 		if (call) {
 			delta = now - call->ts;
 			st->contended++;
 			add_wait(st, delta);
-			credit(lock, tgid, LT_ROLE_WAITER, delta);
+			credit_at(lock, tgid, LT_ROLE_WAITER, delta,
+				  c ? &c->waiter_slot : &no_waiter);
 			if (call->holder) {
 				/* flc_pid is the holding process. */
 				st->last_holder = call->holder;
-				credit(lock, call->holder, LT_ROLE_HOLDER_PROC,
-				       delta);
+				if (c && c->holder != call->holder) {
+					c->holder = call->holder;
+					c->holder_slot = LT_NO_SLOT;
+				}
+				credit_at(lock, call->holder,
+					  LT_ROLE_HOLDER_PROC, delta,
+					  c ? &c->holder_slot : &no_holder);
 			}
 			record_stack(ctx, lock, tgid, delta);
 		}
@@ -448,7 +604,10 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	}
 	if (ret != -EAGAIN && ret != -EACCES && ret != -EDEADLK)
 		return 0;
-	st = lock_stat(&lock, fl, tgid, &slot);
+	/* A try that failed: the blocking call that follows finds the
+	 * lock's slot in the thread's cache. */
+	st = lock_stat(file_ident(this_thread(true), &lock), &lock, fl, tgid,
+		       &slot);
 	if (!st)
 		return 0;
 	if (ret == -EDEADLK)

@@ -25,7 +25,9 @@ struct lt_owned {
 	__u32 gen; /* slot_gen when slot was found */
 };
 
+/* One slot of the owned map: its pair's key, zero while free. */
 struct lt_owner_locks {
+	struct lt_owner_key key;
 	__u32 n;
 	__u32 pad;
 	struct lt_owned r[LT_OWNER_RANGES];
