@@ -198,6 +198,10 @@ struct lt_collector {
 
 	__u32 *gone; /* processes that ended before this read, sorted */
 	size_t n_gone, cap_gone;
+	__u32 *gone_tids; /* threads that ended before it, their process not */
+	size_t n_gone_tids, cap_gone_tids;
+	__u32 *stale_tids; /* those of the read before, whose TIDs go now */
+	size_t n_stale_tids, cap_stale_tids;
 	struct lt_stack_key *doomed; /* (lock, stack) entries of the dead */
 	size_t n_doomed, cap_doomed;
 
@@ -747,6 +751,26 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 
 /* ---- processes and holders ---- */
 
+/* Keeps tid's process; an entry from the TID's earlier life is
+ * replaced. */
+static void remember_tid(struct lt_collector *c, __u32 tid, pid_t tgid)
+{
+	struct tid_entry key = { .tid = tid };
+	ssize_t i = lt_index_find(&c->tid_ix, &key, c->tids);
+
+	if (i >= 0) {
+		c->tids[i].tgid = (__u32)tgid;
+		return;
+	}
+	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
+		     sizeof(*c->tids))) {
+		c->tids[c->n_tids].tid = tid;
+		c->tids[c->n_tids].tgid = (__u32)tgid;
+		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
+			c->n_tids++;
+	}
+}
+
 static pid_t tgid_of(struct lt_collector *c, __u32 tid)
 {
 	struct tid_entry key = { .tid = tid };
@@ -767,13 +791,7 @@ static pid_t tgid_of(struct lt_collector *c, __u32 tid)
 		fclose(f);
 	if (tgid <= 0)
 		return (pid_t)tid; /* gone: a pid is the best guess */
-	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
-		     sizeof(*c->tids))) {
-		c->tids[c->n_tids].tid = tid;
-		c->tids[c->n_tids].tgid = tgid;
-		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
-			c->n_tids++;
-	}
+	remember_tid(c, tid, tgid);
 	return tgid;
 }
 
@@ -1154,20 +1172,59 @@ static bool private_gone(const struct lt_collector *c,
  * sees all they ever did, so they can go once it is done. One that ends
  * during the walk waits for the next read.
  */
+/* Drains the queue at qfd into the sorted set *set. */
+static void take_queue(int qfd, __u32 **set, size_t *n, size_t *cap)
+{
+	__u32 id;
+
+	*n = 0;
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &id)) {
+		if (lt_grow((void **)set, cap, *n + 1, sizeof(**set)))
+			break;
+		(*set)[(*n)++] = id;
+	}
+	if (*n)
+		qsort(*set, *n, sizeof(**set), cmp_u32);
+}
+
+/*
+ * The threads that ended before this read while their processes went on.
+ * The probe names each with its process, so a holder first met as the
+ * thread ended is still named by its process.
+ */
+static void take_ended_threads(struct lt_collector *c)
+{
+	int qfd = bpf_map__fd(c->futex->maps.ended_threads);
+	__u64 v;
+
+	c->n_gone_tids = 0;
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &v)) {
+		if (lt_grow((void **)&c->gone_tids, &c->cap_gone_tids,
+			    c->n_gone_tids + 1, sizeof(*c->gone_tids)))
+			break;
+		c->gone_tids[c->n_gone_tids++] = (__u32)v;
+		remember_tid(c, (__u32)v, (pid_t)(v >> 32));
+	}
+	if (c->n_gone_tids)
+		qsort(c->gone_tids, c->n_gone_tids, sizeof(*c->gone_tids),
+		      cmp_u32);
+}
+
 static void take_exited(struct lt_collector *c)
 {
-	int qfd = bpf_map__fd(c->futex->maps.exited);
-	__u32 tgid;
+	__u32 *set = c->stale_tids;
+	size_t cap = c->cap_stale_tids;
 
-	c->n_gone = 0;
-	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &tgid)) {
-		if (lt_grow((void **)&c->gone, &c->cap_gone, c->n_gone + 1,
-			    sizeof(*c->gone)))
-			break;
-		c->gone[c->n_gone++] = tgid;
-	}
-	if (c->n_gone)
-		qsort(c->gone, c->n_gone, sizeof(*c->gone), cmp_u32);
+	take_queue(bpf_map__fd(c->futex->maps.exited), &c->gone, &c->n_gone,
+		   &c->cap_gone);
+	/* A waiter woken as its holder thread ends may name it a little
+	 * later: its TID is known for one read more. */
+	c->stale_tids = c->gone_tids;
+	c->n_stale_tids = c->n_gone_tids;
+	c->cap_stale_tids = c->cap_gone_tids;
+	c->gone_tids = set;
+	c->cap_gone_tids = cap;
+	take_ended_threads(c);
 }
 
 /*
@@ -1238,14 +1295,23 @@ static int fill_slots(struct lt_collector *c)
 	return c->reader->bss->fill_failed ? -ENOSPC : 0;
 }
 
-/* The TIDs of ended processes: another process may get them next. */
+/* A TID whose process ended before this read, or whose thread ended
+ * before the read before. */
+static bool tid_gone(const struct lt_collector *c, const struct tid_entry *t)
+{
+	return is_gone(c->gone, c->n_gone, t->tgid) ||
+	       is_gone(c->stale_tids, c->n_stale_tids, t->tid);
+}
+
+/* The TIDs of ended processes, and of threads that ended a read ago:
+ * another process may get them next. */
 static void forget_tids(struct lt_collector *c)
 {
 	size_t i, k = 0, size;
 	uint32_t *table;
 
 	for (i = 0; i < c->n_tids; i++)
-		if (is_gone(c->gone, c->n_gone, c->tids[i].tgid))
+		if (tid_gone(c, &c->tids[i]))
 			break;
 	if (i == c->n_tids)
 		return;
@@ -1253,7 +1319,7 @@ static void forget_tids(struct lt_collector *c)
 	if (!table)
 		return; /* kept a while longer */
 	for (i = 0; i < c->n_tids; i++)
-		if (!is_gone(c->gone, c->n_gone, c->tids[i].tgid))
+		if (!tid_gone(c, &c->tids[i]))
 			c->tids[k++] = c->tids[i];
 	c->n_tids = k;
 	lt_index_refill(&c->tid_ix, table, size, k, c->tids);
@@ -1263,15 +1329,16 @@ static void forget_tids(struct lt_collector *c)
 /*
  * Drops from the kernel's maps what only ended processes can touch: their
  * private locks, their parties and their locks' stacks, after this read
- * took their last figures. Our rows keep the totals; a PID that comes
- * back starts anew.
+ * took their last figures; and the holder parties of threads that ended
+ * in processes that go on, which are named by TID. Our rows keep the
+ * totals; a PID or TID that comes back starts anew.
  */
 static void forget_exited(struct lt_collector *c)
 {
 	int wfd = bpf_map__fd(c->futex->maps.wheres);
 	size_t i, n = c->n_gone;
 
-	if (!n)
+	if (!n && !c->n_gone_tids && !c->n_stale_tids)
 		return;
 	for (i = 0; i < c->n_locks; i++) {
 		const struct lt_lock_key *k = &c->lstate[i].key;
@@ -1337,7 +1404,9 @@ static void forget_exited(struct lt_collector *c)
 				    (__u32)tgid_of(c, pk->tgid) :
 				    pk->tgid;
 
-		if (is_gone(c->gone, n, who) || private_gone(c, &pk->lock)) {
+		if (is_gone(c->gone, n, who) || private_gone(c, &pk->lock) ||
+		    (pk->role == LT_ROLE_HOLDER &&
+		     is_gone(c->gone_tids, c->n_gone_tids, pk->tgid))) {
 			free_slot(c, c->futex->maps.party_slots,
 				  c->futex->maps.parties,
 				  c->futex->maps.free_party_slots, pk,
@@ -3021,6 +3090,8 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->fstate);
 	free(c->tids);
 	free(c->gone);
+	free(c->gone_tids);
+	free(c->stale_tids);
 	free(c->doomed);
 	free(c->site_keys);
 	free(c->snap_buf);

@@ -80,6 +80,17 @@ struct {
 	__type(value, __u32);
 } exited SEC(".maps");
 
+/*
+ * Threads that ended while their process went on, as tgid << 32 | TID: a
+ * holder is named by the TID in its lock word, and another process may
+ * get that TID next.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_EXITED);
+	__type(value, __u64);
+} ended_threads SEC(".maps");
+
 struct where_ctx {
 	__u64 addr;
 	struct lt_where w;
@@ -613,19 +624,25 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /*
- * A thread's state goes with it (task storage). A process that ends is
- * queued for the collector, which drops its private locks from the maps
- * once their last figures are read: a long-running agent does not fill
- * them with the dead. When the queue is full the oldest exit makes room.
+ * A thread's state goes with it (task storage); a thread that ends
+ * before its process is queued for the collector, which then forgets its
+ * TID. A process that ends is queued for the collector, which drops its
+ * private locks from the maps once their last figures are read: a
+ * long-running agent does not fill them with the dead. When a queue is
+ * full the oldest exit makes room.
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = task->tgid, tid = task->pid;
+	__u64 ended = (__u64)tgid << 32 | tid;
 
 	count_run();
-	if (!group_dead)
+	if (!group_dead) {
+		if (tid != tgid && wanted(tgid))
+			bpf_map_push_elem(&ended_threads, &ended, BPF_EXIST);
 		return 0;
+	}
 	if (targ_filter)
 		bpf_map_delete_elem(&traced, &tgid);
 	bpf_map_push_elem(&exited, &tgid, BPF_EXIST);

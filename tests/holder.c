@@ -5,9 +5,10 @@
  * {"a": PID, "a_tid": TID, "b": PID, "path": ..., "mutex_offset": N,
  * "fcntl_offset": N} so a test can check that B's waits name A as the
  * holder. With -t, A locks and waits from a thread of its own, whose TID
- * is not A's PID.
+ * is not A's PID; with -T the same, and A then lives on, its thread
+ * ended, until a signal ends it.
  *
- *   holder [-t] PATH [HOLD_MS]
+ *   holder [-t | -T] PATH [HOLD_MS]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,7 @@ static void *run_a(void *arg)
 	printf("\"b\": %d, \"path\": \"%s\", \"mutex_offset\": %d, "
 	       "\"fcntl_offset\": %d}\n",
 	       b, r->path, MUTEX_OFFSET, FCNTL_OFFSET);
+	fflush(stdout);
 	unlink(r->path);
 	r->ret = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 	return NULL;
@@ -108,7 +110,8 @@ static void *run_a(void *arg)
 int main(int argc, char **argv)
 {
 	struct run r = { 0 };
-	bool thread = argc > 1 && !strcmp(argv[1], "-t");
+	bool linger = argc > 1 && !strcmp(argv[1], "-T");
+	bool thread = linger || (argc > 1 && !strcmp(argv[1], "-t"));
 	pthread_t t;
 
 	if (thread) {
@@ -116,7 +119,7 @@ int main(int argc, char **argv)
 		argv++;
 	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: holder [-t] PATH [HOLD_MS]\n");
+		fprintf(stderr, "usage: holder [-t | -T] PATH [HOLD_MS]\n");
 		return 2;
 	}
 	r.path = argv[1];
@@ -128,5 +131,7 @@ int main(int argc, char **argv)
 		perror("pthread_create");
 		return 1;
 	}
+	while (linger && !r.ret)
+		pause();
 	return r.ret;
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A robust mutex's holder is the owner TID in its word, which the
 # collector turns into its process. A thread's TID outlives neither its
-# process nor that process's end: here process A1 holds the mutex from a
-# thread of its own, ends, and a new process A2 gets that TID as its PID
-# and holds another mutex. Each lock names its own process as holder.
+# process nor its own end: here process A1 holds the mutex from a thread
+# of its own, ends, and a new process A2 gets that TID as its PID and
+# holds another mutex. Then A3 holds a third from a thread that ends
+# while A3 lives on, and A4 gets that TID. Each lock names its own
+# process as holder.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 holder=$2
 require_bpf
@@ -21,9 +23,29 @@ require_bpf
 		\"$holder\" \"$tmpdir/two-\$i.dat\" 300 >\"$tmpdir/two.json\" || exit 1
 		if [ \"\$(jq .a \"$tmpdir/two.json\")\" = \"\$tid\" ]; then
 			echo \$i >\"$tmpdir/try\"
-			exit 0
+			break
 		fi
-	done" || fail "locktop or holder failed"
+	done
+	\"$holder\" -T \"$tmpdir/three.dat\" 300 >\"$tmpdir/three.json\" &
+	a3=\$!
+	until jq -e .b \"$tmpdir/three.json\" >/dev/null 2>&1; do
+		kill -0 \$a3 || exit 1
+		sleep 0.1
+	done
+	tid=\$(jq .a_tid \"$tmpdir/three.json\")
+	# Its thread has ended; the collector forgets the TID within three
+	# reads, while A3 lives.
+	sleep 1.5
+	for i in \$(seq 20); do
+		echo \$((tid - 1)) >/proc/sys/kernel/ns_last_pid
+		\"$holder\" \"$tmpdir/four-\$i.dat\" 300 >\"$tmpdir/four.json\" || exit 1
+		if [ \"\$(jq .a \"$tmpdir/four.json\")\" = \"\$tid\" ]; then
+			echo \$i >\"$tmpdir/try4\"
+			break
+		fi
+	done
+	kill \$a3
+	wait \$a3 || true" || fail "locktop or holder failed"
 [ -s "$tmpdir/try" ] || fail "could not run A2 as A1's thread's TID"
 a1=$(jq .a "$tmpdir/one.json")
 tid=$(jq .a_tid "$tmpdir/one.json")
@@ -40,4 +62,14 @@ two=$(holder_of "two-$try\\.dat\\+0x100\$")
 echo "A1 $a1 held from TID $tid: holders $one; A2 $tid: holders $two"
 [ "$one" = "[$a1]" ] || fail "A1's mutex names $one, not A1 ($a1)"
 [ "$two" = "[$tid]" ] || fail "A2's mutex names $two, not A2 ($tid)"
+
+[ -s "$tmpdir/try4" ] || fail "could not run A4 as A3's thread's TID"
+a3=$(jq .a "$tmpdir/three.json")
+tid=$(jq .a_tid "$tmpdir/three.json")
+try=$(cat "$tmpdir/try4")
+three=$(holder_of 'three\.dat\+0x100$')
+four=$(holder_of "four-$try\\.dat\\+0x100\$")
+echo "A3 $a3 held from TID $tid: holders $three; A4 $tid: holders $four"
+[ "$three" = "[$a3]" ] || fail "A3's mutex names $three, not A3 ($a3)"
+[ "$four" = "[$tid]" ] || fail "A4's mutex names $four, not A4 ($tid)"
 echo PASS
