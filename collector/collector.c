@@ -1149,7 +1149,8 @@ static int cmp_u32(const void *a, const void *b)
 
 static bool is_gone(const __u32 *gone, size_t n, __u32 tgid)
 {
-	return bsearch(&tgid, gone, n, sizeof(*gone), cmp_u32) != NULL;
+	/* An empty set may have no array yet. */
+	return n && bsearch(&tgid, gone, n, sizeof(*gone), cmp_u32) != NULL;
 }
 
 /* A private lock: a process's own futex, keyed by its tgid. */
@@ -1280,19 +1281,19 @@ static int fill_slots(struct lt_collector *c)
 			    &slot, BPF_ANY))
 			return -errno;
 	}
-	for (slot = 0; slot < LT_MAX_OWNERS; slot++)
-		if (bpf_map_update_elem(
-			    bpf_map__fd(c->filelock->maps.free_owner_slots),
-			    NULL, &slot, BPF_ANY))
-			return -errno;
 	c->zero_values = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
 	c->peek = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
 	if (!c->zero_values || !c->peek)
 		return -ENOMEM;
 	if (bpf_prog_test_run_opts(
-		    bpf_program__fd(c->reader->progs.lt_fill_slots), &opts))
+		    bpf_program__fd(c->reader->progs.lt_fill_slots), &opts) ||
+	    bpf_prog_test_run_opts(
+		    bpf_program__fd(c->filelock->progs.lt_fill_owners), &opts))
 		return -errno;
-	return c->reader->bss->fill_failed ? -ENOSPC : 0;
+	return c->reader->bss->fill_failed ||
+			       c->filelock->bss->owners_fill_failed ?
+		       -ENOSPC :
+		       0;
 }
 
 /* A TID whose process ended before this read, or whose thread ended
@@ -2475,6 +2476,43 @@ static void window_close(struct lt_collector *c)
 }
 
 /*
+ * Between reads, and at a read: an object whose cost was measured on too
+ * few runs (the probes loaded on an idle host: a few cold runs, many
+ * times dearer than warm ones) and that has become busy is measured
+ * again at once, so the interval that finds it busy is charged at its
+ * warm cost, even when a thin window closed just before. Once per object
+ * between two regular windows: one that stays thin (busy, but never the
+ * busiest while a window is open) waits for those.
+ */
+static void window_retry(struct lt_collector *c)
+{
+	uint64_t runs[LT_OBJ_NR];
+	bool busy = false;
+	size_t i;
+
+	if (c->stats_fd >= 0)
+		return;
+	/* Most of the time every figure stands: nothing to read. */
+	for (i = 0; i < PROBE_NR; i++)
+		if (c->measured[i] < LT_STATS_MIN_RUNS && !c->retried[i])
+			break;
+	if (i == PROBE_NR)
+		return;
+	read_runs(c, runs);
+	for (i = 0; i < PROBE_NR; i++) {
+		if (c->measured[i] >= LT_STATS_MIN_RUNS || c->retried[i] ||
+		    runs[i] - c->probes[i].run_cnt < LT_STATS_MIN_RUNS)
+			continue;
+		c->retried[i] = true;
+		busy = true;
+	}
+	if (busy) {
+		window_open(c);
+		c->win_retry = c->stats_fd >= 0;
+	}
+}
+
+/*
  * A window opened again for an object measured idle that turned busy
  * (window_retry()) just before this read: the read waits for it, a
  * tenth of a second at most, so the interval that found the object busy
@@ -2510,6 +2548,9 @@ static void read_cost(struct lt_collector *c)
 	uint64_t runs[LT_OBJ_NR], ns_total = 0;
 	size_t i;
 
+	/* A burst that began since the last tend is measured before it is
+	 * charged. */
+	window_retry(c);
 	if (c->stats_fd >= 0 && c->win_retry)
 		retry_settle(c);
 	if (c->stats_fd >= 0)
@@ -2539,43 +2580,6 @@ static void read_cost(struct lt_collector *c)
 		memset(c->retried, 0, sizeof(c->retried));
 		window_open(c);
 		c->win_retry = false;
-	}
-}
-
-/*
- * Between reads: an object whose cost was measured on too few runs (the
- * probes loaded on an idle host: a few cold runs, many times dearer than
- * warm ones) and that has become busy is measured again at once, so the
- * interval that finds it busy is charged at its warm cost. Once per
- * object between two regular windows: one that stays thin (busy, but
- * never the busiest while a window is open) waits for those.
- */
-static void window_retry(struct lt_collector *c)
-{
-	uint64_t runs[LT_OBJ_NR];
-	bool busy = false;
-	size_t i;
-
-	if (c->stats_fd >= 0 ||
-	    mono_ns() - c->win_closed < LT_STATS_RETRY_S * 1000000000ULL)
-		return;
-	/* Most of the time every figure stands: nothing to read. */
-	for (i = 0; i < PROBE_NR; i++)
-		if (c->measured[i] < LT_STATS_MIN_RUNS && !c->retried[i])
-			break;
-	if (i == PROBE_NR)
-		return;
-	read_runs(c, runs);
-	for (i = 0; i < PROBE_NR; i++) {
-		if (c->measured[i] >= LT_STATS_MIN_RUNS || c->retried[i] ||
-		    runs[i] - c->probes[i].run_cnt < LT_STATS_MIN_RUNS)
-			continue;
-		c->retried[i] = true;
-		busy = true;
-	}
-	if (busy) {
-		window_open(c);
-		c->win_retry = c->stats_fd >= 0;
 	}
 }
 
@@ -2966,6 +2970,8 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK);
 	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO);
 	SET_TARGETS(c->reader, opts, LT_OBJ_NR);
+	/* Run once by fill_slots(), never attached. */
+	bpf_program__set_autoattach(c->filelock->progs.lt_fill_owners, false);
 	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
 	/* Epoch 0 is no epoch: a slot whose stamp is 0 is not in use. */
 	c->futex->bss->epoch = 1;

@@ -133,9 +133,8 @@ struct lt_file {
  * measured the object at work. A figure from fewer than
  * LT_STATS_MIN_RUNS runs (the probes loaded on an idle host: a few cold
  * runs, many times dearer than warm ones) stands only until the object
- * is busy: a window then opens at once (lt_collector_tend()),
- * LT_STATS_RETRY_S after the last at the earliest, once between two
- * regular windows.
+ * is busy: a window then opens at once (lt_collector_tend(), or the
+ * read that finds it busy), once between two regular windows.
  */
 struct lt_probe_cost {
 	char name[32];
@@ -152,7 +151,6 @@ struct lt_probe_cost {
 #define LT_STATS_WINDOW_MS 100 /* how long one stays open, at least */
 #define LT_STATS_MIN_RUNS 1000 /* runs it measures of the busiest probe */
 #define LT_STATS_GAP_S 5 /* seconds between two windows, at least */
-#define LT_STATS_RETRY_S 1 /* ... when the last one measured too few runs */
 
 /* A cycle in the wait-for graph: each member waits on the next. */
 struct lt_deadlock {
