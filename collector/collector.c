@@ -29,7 +29,6 @@
 #include "common.h"
 #include "futex.h"
 #include "fileio.h"
-#include "filelock.h"
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
@@ -198,9 +197,11 @@ struct lt_collector {
 
 	__u32 *gone; /* processes that ended before this read, sorted */
 	size_t n_gone, cap_gone;
-	__u32 *gone_tids; /* threads that ended before it, their process not */
+	/* Threads that ended before it, their process not, as
+	 * TID << 32 | tgid, sorted; and those of the read before, whose
+	 * TIDs are forgotten now. */
+	__u64 *gone_tids, *stale_tids;
 	size_t n_gone_tids, cap_gone_tids;
-	__u32 *stale_tids; /* those of the read before, whose TIDs go now */
 	size_t n_stale_tids, cap_stale_tids;
 	struct lt_stack_key *doomed; /* (lock, stack) entries of the dead */
 	size_t n_doomed, cap_doomed;
@@ -751,24 +752,24 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 
 /* ---- processes and holders ---- */
 
-/* Keeps tid's process; an entry from the TID's earlier life is
- * replaced. */
-static void remember_tid(struct lt_collector *c, __u32 tid, pid_t tgid)
+static int cmp_tid(const void *a, const void *b)
 {
-	struct tid_entry key = { .tid = tid };
-	ssize_t i = lt_index_find(&c->tid_ix, &key, c->tids);
+	__u64 x = *(const __u64 *)a >> 32, y = *(const __u64 *)b >> 32;
 
-	if (i >= 0) {
-		c->tids[i].tgid = (__u32)tgid;
-		return;
-	}
-	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
-		     sizeof(*c->tids))) {
-		c->tids[c->n_tids].tid = tid;
-		c->tids[c->n_tids].tgid = (__u32)tgid;
-		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
-			c->n_tids++;
-	}
+	return x < y ? -1 : x > y;
+}
+
+/* The process of an ended thread in set (TID << 32 | tgid, sorted), or
+ * 0 when it is not there. */
+static pid_t ended_tgid(const __u64 *set, size_t n, __u32 tid)
+{
+	__u64 key = (__u64)tid << 32;
+	const __u64 *e;
+
+	if (!n)
+		return 0;
+	e = bsearch(&key, set, n, sizeof(*set), cmp_tid);
+	return e ? (pid_t)(__u32)*e : 0;
 }
 
 static pid_t tgid_of(struct lt_collector *c, __u32 tid)
@@ -789,9 +790,21 @@ static pid_t tgid_of(struct lt_collector *c, __u32 tid)
 			break;
 	if (f)
 		fclose(f);
-	if (tgid <= 0)
-		return (pid_t)tid; /* gone: a pid is the best guess */
-	remember_tid(c, tid, tgid);
+	if (tgid <= 0) {
+		/* A thread that ended lately is known by its exit. */
+		tgid = ended_tgid(c->gone_tids, c->n_gone_tids, tid);
+		if (!tgid)
+			tgid = ended_tgid(c->stale_tids, c->n_stale_tids, tid);
+		return tgid ? tgid :
+			      (pid_t)tid; /* else a pid: the best guess */
+	}
+	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
+		     sizeof(*c->tids))) {
+		c->tids[c->n_tids].tid = tid;
+		c->tids[c->n_tids].tgid = tgid;
+		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
+			c->n_tids++;
+	}
 	return tgid;
 }
 
@@ -1168,64 +1181,47 @@ static bool private_gone(const struct lt_collector *c,
 	       is_gone(c->gone, c->n_gone, (__u32)k->dev_or_tgid);
 }
 
+/* Drains the queue at qfd into *set, of n elements of size bytes,
+ * sorted by cmp. */
+static void take_queue(int qfd, void **set, size_t *n, size_t *cap, size_t size,
+		       int (*cmp)(const void *, const void *))
+{
+	__u64 v;
+
+	*n = 0;
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &v)) {
+		if (lt_grow(set, cap, *n + 1, size))
+			break;
+		memcpy((char *)*set + *n * size, &v, size);
+		(*n)++;
+	}
+	if (*n)
+		qsort(*set, *n, size, cmp);
+}
+
 /*
  * The processes that ended before this read began: its walk of the maps
  * sees all they ever did, so they can go once it is done. One that ends
- * during the walk waits for the next read.
+ * during the walk waits for the next read. Likewise the threads that
+ * ended while their processes went on; those of the read before are kept
+ * a read longer, as a waiter woken as its holder thread ended may name
+ * it a little later.
  */
-/* Drains the queue at qfd into the sorted set *set. */
-static void take_queue(int qfd, __u32 **set, size_t *n, size_t *cap)
-{
-	__u32 id;
-
-	*n = 0;
-	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &id)) {
-		if (lt_grow((void **)set, cap, *n + 1, sizeof(**set)))
-			break;
-		(*set)[(*n)++] = id;
-	}
-	if (*n)
-		qsort(*set, *n, sizeof(**set), cmp_u32);
-}
-
-/*
- * The threads that ended before this read while their processes went on.
- * The probe names each with its process, so a holder first met as the
- * thread ended is still named by its process.
- */
-static void take_ended_threads(struct lt_collector *c)
-{
-	int qfd = bpf_map__fd(c->futex->maps.ended_threads);
-	__u64 v;
-
-	c->n_gone_tids = 0;
-	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &v)) {
-		if (lt_grow((void **)&c->gone_tids, &c->cap_gone_tids,
-			    c->n_gone_tids + 1, sizeof(*c->gone_tids)))
-			break;
-		c->gone_tids[c->n_gone_tids++] = (__u32)v;
-		remember_tid(c, (__u32)v, (pid_t)(v >> 32));
-	}
-	if (c->n_gone_tids)
-		qsort(c->gone_tids, c->n_gone_tids, sizeof(*c->gone_tids),
-		      cmp_u32);
-}
-
 static void take_exited(struct lt_collector *c)
 {
-	__u32 *set = c->stale_tids;
+	__u64 *set = c->stale_tids;
 	size_t cap = c->cap_stale_tids;
 
-	take_queue(bpf_map__fd(c->futex->maps.exited), &c->gone, &c->n_gone,
-		   &c->cap_gone);
-	/* A waiter woken as its holder thread ends may name it a little
-	 * later: its TID is known for one read more. */
+	take_queue(bpf_map__fd(c->futex->maps.exited), (void **)&c->gone,
+		   &c->n_gone, &c->cap_gone, sizeof(*c->gone), cmp_u32);
 	c->stale_tids = c->gone_tids;
 	c->n_stale_tids = c->n_gone_tids;
 	c->cap_stale_tids = c->cap_gone_tids;
 	c->gone_tids = set;
 	c->cap_gone_tids = cap;
-	take_ended_threads(c);
+	take_queue(bpf_map__fd(c->futex->maps.ended_threads),
+		   (void **)&c->gone_tids, &c->n_gone_tids, &c->cap_gone_tids,
+		   sizeof(*c->gone_tids), cmp_tid);
 }
 
 /*
@@ -1301,7 +1297,7 @@ static int fill_slots(struct lt_collector *c)
 static bool tid_gone(const struct lt_collector *c, const struct tid_entry *t)
 {
 	return is_gone(c->gone, c->n_gone, t->tgid) ||
-	       is_gone(c->stale_tids, c->n_stale_tids, t->tid);
+	       ended_tgid(c->stale_tids, c->n_stale_tids, t->tid);
 }
 
 /* The TIDs of ended processes, and of threads that ended a read ago:
@@ -1311,6 +1307,8 @@ static void forget_tids(struct lt_collector *c)
 	size_t i, k = 0, size;
 	uint32_t *table;
 
+	if (!c->n_gone && !c->n_stale_tids)
+		return;
 	for (i = 0; i < c->n_tids; i++)
 		if (tid_gone(c, &c->tids[i]))
 			break;
@@ -1329,17 +1327,15 @@ static void forget_tids(struct lt_collector *c)
 
 /*
  * Drops from the kernel's maps what only ended processes can touch: their
- * private locks, their parties and their locks' stacks, after this read
- * took their last figures; and the holder parties of threads that ended
- * in processes that go on, which are named by TID. Our rows keep the
- * totals; a PID or TID that comes back starts anew.
+ * private locks and their locks' stacks, after this read took their last
+ * figures. Our rows keep the totals; a PID that comes back starts anew.
  */
-static void forget_exited(struct lt_collector *c)
+static void forget_processes(struct lt_collector *c)
 {
 	int wfd = bpf_map__fd(c->futex->maps.wheres);
 	size_t i, n = c->n_gone;
 
-	if (!n && !c->n_gone_tids && !c->n_stale_tids)
+	if (!n)
 		return;
 	for (i = 0; i < c->n_locks; i++) {
 		const struct lt_lock_key *k = &c->lstate[i].key;
@@ -1399,15 +1395,30 @@ static void forget_exited(struct lt_collector *c)
 		c->side[i].dead_at = mono_ns();
 		c->n_dead_sides++;
 	}
-	for (i = 0; i < c->n_party; i++) {
-		const struct lt_party_key *pk = &c->party[i].key;
-		__u32 who = pk->role == LT_ROLE_HOLDER ?
-				    (__u32)tgid_of(c, pk->tgid) :
-				    pk->tgid;
+}
 
-		if (is_gone(c->gone, n, who) || private_gone(c, &pk->lock) ||
-		    (pk->role == LT_ROLE_HOLDER &&
-		     is_gone(c->gone_tids, c->n_gone_tids, pk->tgid))) {
+/*
+ * The same of ended processes, then their parties and the holder parties
+ * of threads that ended in processes that go on, which are named by TID:
+ * a PID or TID that comes back starts anew.
+ */
+static void forget_exited(struct lt_collector *c)
+{
+	size_t i, n = c->n_gone;
+
+	forget_processes(c);
+	for (i = 0; i < c->n_party && (n || c->n_gone_tids); i++) {
+		const struct lt_party_key *pk = &c->party[i].key;
+		bool gone = pk->role == LT_ROLE_HOLDER &&
+			    ended_tgid(c->gone_tids, c->n_gone_tids, pk->tgid);
+
+		if (!gone && n)
+			gone = is_gone(c->gone, n,
+				       pk->role == LT_ROLE_HOLDER ?
+					       (__u32)tgid_of(c, pk->tgid) :
+					       pk->tgid) ||
+			       private_gone(c, &pk->lock);
+		if (gone) {
 			free_slot(c, c->futex->maps.party_slots,
 				  c->futex->maps.parties,
 				  c->futex->maps.free_party_slots, pk,

@@ -81,7 +81,7 @@ struct {
 } exited SEC(".maps");
 
 /*
- * Threads that ended while their process went on, as tgid << 32 | TID: a
+ * Threads that ended while their process went on, as TID << 32 | tgid: a
  * holder is named by the TID in its lock word, and another process may
  * get that TID next.
  */
@@ -635,7 +635,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tgid = task->tgid, tid = task->pid;
-	__u64 ended = (__u64)tgid << 32 | tid;
+	__u64 ended = (__u64)tid << 32 | tgid;
 
 	count_run();
 	if (!group_dead) {

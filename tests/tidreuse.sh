@@ -11,47 +11,47 @@ locktop=$1 holder=$2
 require_bpf
 [ -w /proc/sys/kernel/ns_last_pid ] || skip "cannot choose the next PID"
 
-"$locktop" --batch --json --delay 0.3 --limit 0 --output "$tmpdir/lt.json" -- \
-	bash -c "
-	\"$holder\" -t \"$tmpdir/one.dat\" 300 >\"$tmpdir/one.json\" || exit 1
-	tid=\$(jq .a_tid \"$tmpdir/one.json\")
-	# The collector sees A1 end and forgets it within two reads.
-	sleep 1.5
-	for i in \$(seq 20); do
+# The traced run. as_pid TID NAME runs holder on NAME-N.dat until it
+# gets TID as its PID, and writes that try's N to NAME.try.
+cat >"$tmpdir/run.sh" <<'EOF'
+holder=$1 dir=$2
+as_pid() {
+	local i
+	for i in $(seq 20); do
 		# Straight after: the shell forks the program itself.
-		echo \$((tid - 1)) >/proc/sys/kernel/ns_last_pid
-		\"$holder\" \"$tmpdir/two-\$i.dat\" 300 >\"$tmpdir/two.json\" || exit 1
-		if [ \"\$(jq .a \"$tmpdir/two.json\")\" = \"\$tid\" ]; then
-			echo \$i >\"$tmpdir/try\"
-			break
+		echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
+		"$holder" "$dir/$2-$i.dat" 300 >"$dir/$2.json" || return 1
+		if [ "$(jq .a "$dir/$2.json")" = "$1" ]; then
+			echo "$i" >"$dir/$2.try"
+			return 0
 		fi
 	done
-	\"$holder\" -T \"$tmpdir/three.dat\" 300 >\"$tmpdir/three.json\" &
-	a3=\$!
-	# Whole once its closing brace is out: jq's status on a part is
-	# not to be trusted.
-	until grep -q '}' \"$tmpdir/three.json\"; do
-		kill -0 \$a3 || exit 1
-		sleep 0.1
-	done
-	tid=\$(jq .a_tid \"$tmpdir/three.json\")
-	# Its thread has ended; the collector forgets the TID within three
-	# reads, while A3 lives.
-	sleep 1.5
-	for i in \$(seq 20); do
-		echo \$((tid - 1)) >/proc/sys/kernel/ns_last_pid
-		\"$holder\" \"$tmpdir/four-\$i.dat\" 300 >\"$tmpdir/four.json\" || exit 1
-		if [ \"\$(jq .a \"$tmpdir/four.json\")\" = \"\$tid\" ]; then
-			echo \$i >\"$tmpdir/try4\"
-			break
-		fi
-	done
-	kill \$a3
-	wait \$a3 || true" || fail "locktop or holder failed"
-[ -s "$tmpdir/try" ] || fail "could not run A2 as A1's thread's TID"
+}
+"$holder" -t "$dir/one.dat" 300 >"$dir/one.json" || exit 1
+# The collector sees A1 end and forgets it within two reads.
+sleep 1.5
+as_pid "$(jq .a_tid "$dir/one.json")" two || exit 1
+"$holder" -T "$dir/three.dat" 300 >"$dir/three.json" &
+a3=$!
+# Whole once its closing brace is out: jq's status on a part is not to
+# be trusted.
+until grep -q '}' "$dir/three.json"; do
+	kill -0 "$a3" || exit 1
+	sleep 0.1
+done
+# Its thread has ended; the collector forgets the TID within three reads,
+# while A3 lives.
+sleep 1.5
+as_pid "$(jq .a_tid "$dir/three.json")" four || exit 1
+kill "$a3"
+wait "$a3" || true
+EOF
+"$locktop" --batch --json --delay 0.3 --limit 0 --output "$tmpdir/lt.json" -- \
+	bash "$tmpdir/run.sh" "$holder" "$tmpdir" || fail "locktop or holder failed"
+[ -s "$tmpdir/two.try" ] || fail "could not run A2 as A1's thread's TID"
 a1=$(jq .a "$tmpdir/one.json")
 tid=$(jq .a_tid "$tmpdir/one.json")
-try=$(cat "$tmpdir/try")
+try=$(cat "$tmpdir/two.try")
 [ "$a1" != "$tid" ] || fail "A1's holding thread is its main thread"
 final=$(tail -n 1 "$tmpdir/lt.json")
 
@@ -65,10 +65,10 @@ echo "A1 $a1 held from TID $tid: holders $one; A2 $tid (try $try): holders $two"
 [ "$one" = "[$a1]" ] || fail "A1's mutex names $one, not A1 ($a1)"
 [ "$two" = "[$tid]" ] || fail "A2's mutex names $two, not A2 ($tid)"
 
-[ -s "$tmpdir/try4" ] || fail "could not run A4 as A3's thread's TID"
+[ -s "$tmpdir/four.try" ] || fail "could not run A4 as A3's thread's TID"
 a3=$(jq .a "$tmpdir/three.json")
 tid=$(jq .a_tid "$tmpdir/three.json")
-try=$(cat "$tmpdir/try4")
+try=$(cat "$tmpdir/four.try")
 three=$(holder_of 'three\.dat\+0x100$')
 four=$(holder_of "four-$try\\.dat\\+0x100\$")
 echo "A3 $a3 held from TID $tid: holders $three; A4 $tid (try $try): holders $four"
