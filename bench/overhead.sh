@@ -1,28 +1,44 @@
 #!/usr/bin/env bash
 # Tracing overhead, measured side by side in one run: lockbench elapsed
-# time untraced, under locktop, under a bpftrace script that sums the
-# same waits, and under empty programs on every event locktop attaches to
-# (the floor: what tracing those points costs before any work, such as
-# the slow path every system call takes once a syscall tracepoint is on).
-# Runs alternate so that machine noise hits all alike; the ratios of
-# medians are printed, never absolute judgements.
+# time (-n 64 -l 2000 -H HASH) untraced and under each of these tracers:
 #
-#   bench/overhead.sh [BUILD_DIR] [ROUNDS]
+#   locktop   locktop -b -d 1, every probe
+#   bt-waits  bpftrace summing futex and fcntl wait time per lock
+#             (bench/futex-fcntl-wait.bt)
+#   bt-figs   bpftrace keeping locktop's per-lock fcntl figures and no
+#             more: acquisitions, try-lock failures, wait and hold time
+#             (bench/fcntl-lock-figures.bt; fcntl only)
+#   floor     an empty program on every event locktop attaches to: what
+#             tracing those points costs before any work, such as the
+#             slow path every system call takes once a syscall
+#             tracepoint is on (bench/attach-floor)
+#   clock     the same programs each reading the kernel clock once: the
+#             least any tracer that times a wait pays (attach-floor
+#             --clock)
+#
+# Runs alternate so that machine noise hits all alike; the medians and
+# their ratios to the untraced median are printed, never absolute
+# judgements. bpftrace's columns are left out without bpftrace.
+#
+#   bench/overhead.sh [BUILD_DIR] [ROUNDS] [HASH]
+#
+# HASH is lockbench's hash chains, 1000 by default as in tdbtorture's
+# reference runs; 64 is lockbench's own default.
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-5}
+hash=${3:-1000}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 lockbench=$build/workloads/lockbench
 locktop=$build/tui/locktop
-bt=$here/futex-fcntl-wait.bt
 floor=$build/bench/attach-floor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
 [ "$(id -u)" -eq 0 ] || { echo "overhead: needs root" >&2; exit 77; }
-have_bt=0
-command -v bpftrace >/dev/null && have_bt=1
+tracers="locktop floor clock"
+command -v bpftrace >/dev/null && tracers="locktop bt-waits bt-figs floor clock"
 
 # backend -> elapsed seconds. A mutex run at -n 64 -l 2000 lasts a fraction
 # of a second, so it is run three times back to back and the times summed:
@@ -31,7 +47,7 @@ run_lb() {
 	local reps=1 i
 	[ "$1" = mutex ] && reps=3
 	for i in $(seq "$reps"); do
-		"$lockbench" --lock "$1" -n 64 -l 2000 -H 1000 --json |
+		"$lockbench" --lock "$1" -n 64 -l 2000 -H "$hash" --json |
 			jq -r .elapsed_s
 	done | awk '{ t += $1 } END { print t }'
 }
@@ -39,55 +55,54 @@ run_lb() {
 # A tracer started in the background, ready when its probes are in.
 start_tracer() {
 	case $1 in
-	locktop)
-		"$locktop" -b -d 1 -o /dev/null &
-		;;
-	bpftrace)
-		bpftrace "$bt" >/dev/null 2>"$tmp/bt.err" &
-		;;
-	floor)
-		"$floor" >/dev/null &
-		;;
+	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
+	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
+	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
+	floor) "$floor" >/dev/null & ;;
+	clock) "$floor" --clock >/dev/null & ;;
 	esac
 	tracer=$!
 	case $1 in
-	locktop) wait_progs '^lt_futex_enter$' ;;
-	bpftrace) wait_progs 'sys_enter_futex|tracepoint__sys' ;;
-	floor) wait_progs '^floor_exit$' ;;
+	locktop) re='^lt_futex_enter$' ;;
+	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
+	*) re='^floor_exit$' ;;
 	esac
+	wait_progs "$re" || { echo "overhead: $1 did not attach" >&2; exit 1; }
 	# Steady state: locktop's first sampling window of the kernel's
 	# BPF statistics (at most a second) is over.
 	sleep 1.2
 }
 
-printf '%-8s %10s %10s %10s %10s %9s %9s %9s\n' backend untraced locktop \
-	bpftrace floor "lt/base" "bt/base" "fl/base"
+# Whether tracer $1 measures anything on backend $2.
+applies() { [ "$1" != bt-figs ] || [ "$2" = fcntl ]; }
+
+echo "lockbench -n 64 -l 2000 -H $hash, $rounds rounds; medians, and ratios to untraced"
+printf '%-8s %9s' backend untraced
+for t in $tracers; do printf ' %9s' "$t"; done
+echo
 for backend in mutex fcntl; do
-	: >"$tmp/base" ; : >"$tmp/lt" ; : >"$tmp/bt" ; : >"$tmp/fl"
+	: >"$tmp/base"
+	for t in $tracers; do : >"$tmp/$t"; done
 	for r in $(seq "$rounds"); do
 		echo "round $r/$rounds $backend" >&2
 		run_lb "$backend" >>"$tmp/base"
-		start_tracer locktop
-		run_lb "$backend" >>"$tmp/lt"
-		stop_tracer
-		sleep 0.5
-		if [ $have_bt = 1 ]; then
-			start_tracer bpftrace
-			run_lb "$backend" >>"$tmp/bt"
+		for t in $tracers; do
+			applies "$t" "$backend" || continue
+			start_tracer "$t"
+			run_lb "$backend" >>"$tmp/$t"
 			stop_tracer
 			sleep 0.5
-		fi
-		start_tracer floor
-		run_lb "$backend" >>"$tmp/fl"
-		stop_tracer
-		sleep 0.5
+		done
 	done
 	b=$(median <"$tmp/base")
-	l=$(median <"$tmp/lt")
-	t=$( [ -s "$tmp/bt" ] && median <"$tmp/bt" || echo nan)
-	f=$( [ -s "$tmp/fl" ] && median <"$tmp/fl" || echo nan)
-	awk -v k="$backend" -v b="$b" -v l="$l" -v t="$t" -v f="$f" 'BEGIN {
-		printf "%-8s %9.2fs %9.2fs %9.2fs %9.2fs %9.3f %9.3f %9.3f\n",
-			k, b, l, t, f, l / b, (t == "nan" ? 0 : t / b),
-			(f == "nan" ? 0 : f / b) }'
+	printf '%-8s %8.2fs' "$backend" "$b"
+	for t in $tracers; do
+		if [ -s "$tmp/$t" ]; then
+			printf ' %9.3f' "$(median <"$tmp/$t" |
+				awk -v b="$b" '{ print $1 / b }')"
+		else
+			printf ' %9s' -
+		fi
+	done
+	echo
 done

@@ -4,17 +4,24 @@
  * probes attach to, attached the same way (syscall tracepoints, BTF
  * tracepoints). What tracing these points costs before any work: the
  * slow path every system call takes once a syscall tracepoint is on,
- * and the dispatch of each program.
+ * and the dispatch of each program. With with_clock set, each program
+ * reads the kernel clock once: the least a tracer that times anything
+ * pays on every event.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+const volatile bool with_clock = false;
+__u64 never = 0; /* keeps the clock read from being optimised away */
+
 /* One empty program; every kind of program here can take a void *ctx. */
-#define EMPTY(sec, fn)    \
-	SEC(sec)          \
-	int fn(void *ctx) \
-	{                 \
-		return 0; \
+#define EMPTY(sec, fn)                                     \
+	SEC(sec)                                           \
+	int fn(void *ctx)                                  \
+	{                                                  \
+		if (with_clock && bpf_ktime_get_ns() == 0) \
+			never++;                           \
+		return 0;                                  \
 	}
 
 #define SYSCALL(name)                                               \
