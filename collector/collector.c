@@ -240,6 +240,7 @@ struct lt_collector {
 	size_t n_idle, cap_idle;
 	uint64_t idle_ns; /* when the read that chose them started */
 	uint64_t scanned_ns; /* when a read last looked for idle slots */
+	uint64_t asleep_ns; /* when a read last counted rows without slots */
 	uint64_t read_ns; /* when this read started */
 	uint64_t own_drops; /* events lost while a slot went back */
 	void *peek; /* a slot's values on every CPU, as read */
@@ -1702,6 +1703,9 @@ static void reclaim_slots(struct lt_collector *c)
 /* ---- retiring rows ---- */
 
 #define RETIRE_MIN 256 /* rows retired at once, at least */
+/* The most rows kept of locks and of files whose slots went back. */
+#define LT_ASLEEP_LOCKS (2 * LT_MAX_LOCKS)
+#define LT_ASLEEP_FILES (2 * LT_MAX_FILES)
 
 /* Renumbers the row positions in list by map, dropping those it drops. */
 static void remap_list(size_t *list, size_t *n, const ssize_t *map)
@@ -1734,36 +1738,122 @@ static bool due(uint64_t dead_at, uint64_t now, uint64_t age)
 	return dead_at && now - dead_at >= age;
 }
 
+/* A row whose slot went back, by when its figures last moved. */
+struct asleep {
+	uint64_t moved_at;
+	size_t row;
+};
+
+static int cmp_asleep(const void *a, const void *b)
+{
+	const struct asleep *x = a, *y = b;
+
+	if (x->moved_at != y->moved_at)
+		return x->moved_at < y->moved_at ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/*
+ * Of the n rows in list, whose slots went back, the longest idle leave
+ * map when there are more than cap: down to three quarters of cap, so
+ * that this is rare.
+ */
+static void drop_oldest(struct asleep *list, size_t n, size_t cap, ssize_t *map)
+{
+	size_t i;
+
+	if (n <= cap)
+		return;
+	qsort(list, n, sizeof(*list), cmp_asleep);
+	for (i = 0; i < n - cap / 4 * 3; i++)
+		map[list[i].row] = -1;
+}
+
+/* Whether choose_asleep() has work: too many rows without slots, and
+ * not counted in the last quarter of the retire time. */
+static bool asleep_due(const struct lt_collector *c, uint64_t age)
+{
+	return (c->n_locks > c->snap.lock_entries + LT_ASLEEP_LOCKS ||
+		c->n_files > c->file_entries + LT_ASLEEP_FILES) &&
+	       c->read_ns - c->asleep_ns >= age / 4;
+}
+
+/*
+ * The rows of locks and files whose slots went back (idle for the retire
+ * time while the kernel's map was more than a quarter full) stay, with
+ * their totals, for when they come back. Past LT_ASLEEP_LOCKS and
+ * LT_ASLEEP_FILES of them the longest idle go too, so that a run that
+ * keeps meeting new locks and files (byte ranges, temporary files, the
+ * mutexes of short-lived objects) stays bounded. A lock whose holder or
+ * waiter entries still have slots stays. Counted at most four times per
+ * retire time (asleep_due()): rows lose their slots no faster.
+ */
+static void choose_asleep(struct lt_collector *c, ssize_t *lmap, ssize_t *fmap)
+{
+	struct asleep *list;
+	bool *pinned;
+	size_t i, n;
+
+	c->asleep_ns = c->read_ns;
+	list = calloc(c->n_locks > c->n_files ? c->n_locks : c->n_files,
+		      sizeof(*list));
+	pinned = calloc(c->n_locks + 1, sizeof(*pinned));
+	if (!list || !pinned)
+		goto out;
+	for (i = 0; i < c->n_party; i++)
+		if (c->party[i].linked && c->party[i].slot >= 0)
+			pinned[c->party[i].lock] = true;
+	for (i = n = 0; i < c->n_locks; i++) {
+		const struct lock_state *s = &c->lstate[i];
+
+		if (lmap[i] >= 0 && s->slot < 0 && !s->dead_at && !s->waited &&
+		    s->live != c->reads && !pinned[i])
+			list[n++] = (struct asleep){ s->moved_at, i };
+	}
+	drop_oldest(list, n, LT_ASLEEP_LOCKS, lmap);
+	for (i = n = 0; i < c->n_files; i++)
+		if (c->fstate[i].slot < 0)
+			list[n++] = (struct asleep){ c->fstate[i].moved_at, i };
+	drop_oldest(list, n, LT_ASLEEP_FILES, fmap);
+out:
+	free(list);
+	free(pinned);
+}
+
 /*
  * Drops what no process can reach any more, retire_s seconds after it
  * became so: the rows of an ended process's private locks (their slots
  * in the kernel went back at its end, see forget_exited()), the
  * process's own row and its sides of the locks that stay (their top
  * lists keep its figures), with every party of any of these, and the
- * parties forget_exited() unlinked. The entries left move down to close
- * the gaps, and every position kept elsewhere is renumbered; lock ids
- * stay. It works in batches of RETIRE_MIN entries at least, and gives up
- * for this read, changing nothing, when the memory it needs is not
- * there.
+ * parties forget_exited() unlinked; and past a bound, the rows of locks
+ * and files idle long enough to lose their slots (choose_asleep()). The
+ * entries left move down to close the gaps, and every position kept
+ * elsewhere is renumbered; lock ids stay. It works in batches of
+ * RETIRE_MIN entries at least, and gives up for this read, changing
+ * nothing, when the memory it needs is not there.
  */
 static void retire_rows(struct lt_collector *c)
 {
 	uint64_t now = mono_ns(), age = (uint64_t)c->retire_s * 1000000000ULL;
 	size_t i, n_locks = c->n_locks, n_party = c->n_party;
-	size_t n_side = c->n_side, n_procs = c->n_procs, gone;
-	size_t keep_l, keep_p, keep_s, keep_r, lsz, psz, ssz, rsz;
-	ssize_t *lmap, *pmap, *smap, *rmap;
-	uint32_t *lt = NULL, *pt = NULL, *st = NULL, *rt = NULL;
+	size_t n_side = c->n_side, n_procs = c->n_procs, n_files = c->n_files;
+	size_t keep_l, keep_p, keep_s, keep_r, keep_f, gone;
+	size_t lsz, psz, ssz, rsz, fsz;
+	ssize_t *lmap, *pmap, *smap, *rmap, *fmap;
+	uint32_t *lt = NULL, *pt = NULL, *st = NULL, *rt = NULL, *ft = NULL;
 
 	if (!c->retire_s ||
 	    (c->n_dead < RETIRE_MIN && c->n_dead_sides < RETIRE_MIN &&
-	     c->n_dead_procs < RETIRE_MIN && c->n_unlinked < RETIRE_MIN))
+	     c->n_dead_procs < RETIRE_MIN && c->n_unlinked < RETIRE_MIN &&
+	     !asleep_due(c, age)))
 		return;
 	lmap = calloc(n_locks + 1, sizeof(*lmap));
 	pmap = calloc(n_party + 1, sizeof(*pmap));
 	smap = calloc(n_side + 1, sizeof(*smap));
 	rmap = calloc(n_procs + 1, sizeof(*rmap));
-	if (!lmap || !pmap || !smap || !rmap)
+	fmap = calloc(n_files + 1, sizeof(*fmap));
+	if (!lmap || !pmap || !smap || !rmap || !fmap)
 		goto out;
 	for (i = 0; i < n_locks; i++) {
 		const struct lock_state *s = &c->lstate[i];
@@ -1772,6 +1862,8 @@ static void retire_rows(struct lt_collector *c)
 		    !s->waited)
 			lmap[i] = -1;
 	}
+	if (asleep_due(c, age))
+		choose_asleep(c, lmap, fmap);
 	for (i = 0; i < n_procs; i++)
 		if (due(c->pstate[i].dead_at, now, age))
 			rmap[i] = -1;
@@ -1794,13 +1886,15 @@ static void retire_rows(struct lt_collector *c)
 	gone += plan_rows(pmap, n_party, &keep_p);
 	gone += plan_rows(smap, n_side, &keep_s);
 	gone += plan_rows(rmap, n_procs, &keep_r);
+	gone += plan_rows(fmap, n_files, &keep_f);
 	if (gone < RETIRE_MIN)
 		goto out;
 	lt = lt_index_table(keep_l, &lsz);
 	pt = lt_index_table(keep_p, &psz);
 	st = lt_index_table(keep_s, &ssz);
 	rt = lt_index_table(keep_r, &rsz);
-	if (!lt || !pt || !st || !rt)
+	ft = lt_index_table(keep_f, &fsz);
+	if (!lt || !pt || !st || !rt || !ft)
 		goto out;
 
 	/* Nothing below can fail. */
@@ -1808,7 +1902,8 @@ static void retire_rows(struct lt_collector *c)
 		if (lmap[i] < 0) {
 			free(c->lstate[i].pids);
 			free(c->lstate[i].stack);
-			c->n_dead--;
+			if (c->lstate[i].dead_at)
+				c->n_dead--;
 		} else if ((size_t)lmap[i] != i) {
 			c->locks[lmap[i]] = c->locks[i];
 			c->lstate[lmap[i]] = c->lstate[i];
@@ -1871,6 +1966,19 @@ static void retire_rows(struct lt_collector *c)
 	for (i = 0; i < LT_MAX_PARTIES; i++)
 		if (c->party_row[i] >= 0)
 			c->party_row[i] = pmap[c->party_row[i]];
+
+	for (i = 0; i < n_files; i++) {
+		if (fmap[i] >= 0 && (size_t)fmap[i] != i) {
+			c->files[fmap[i]] = c->files[i];
+			c->fstate[fmap[i]] = c->fstate[i];
+		}
+	}
+	c->n_files = keep_f;
+	lt_index_refill(&c->file_ix, ft, fsz, keep_f, c->fstate);
+	ft = NULL;
+	for (i = 0; i < LT_MAX_FILES; i++)
+		if (c->file_row[i] >= 0)
+			c->file_row[i] = fmap[c->file_row[i]];
 	/* What a burst of short-lived processes took goes back. */
 	lt_shrink((void **)&c->locks, &c->cap_locks, c->n_locks,
 		  sizeof(*c->locks));
@@ -1883,15 +1991,21 @@ static void retire_rows(struct lt_collector *c)
 	lt_shrink((void **)&c->side, &c->cap_side, c->n_side, sizeof(*c->side));
 	lt_shrink((void **)&c->party, &c->cap_party, c->n_party,
 		  sizeof(*c->party));
+	lt_shrink((void **)&c->files, &c->cap_files, c->n_files,
+		  sizeof(*c->files));
+	lt_shrink((void **)&c->fstate, &c->cap_fstate, c->n_files,
+		  sizeof(*c->fstate));
 out:
 	free(lt);
 	free(pt);
 	free(st);
 	free(rt);
+	free(ft);
 	free(lmap);
 	free(pmap);
 	free(smap);
 	free(rmap);
+	free(fmap);
 }
 
 /* ---- in-flight waits: waiters now, the wait-for graph ---- */

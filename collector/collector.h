@@ -206,9 +206,11 @@ struct lt_options {
 	 * more (an ended process's private locks) leave the snapshot, with
 	 * their holders and waiters, so that a long run's memory stays
 	 * bounded under process churn; 0 keeps every row for the whole run,
-	 * as summaries and records need. With the kernel's lock map more
-	 * than half full, the slots of locks idle this long (LT_RETIRE_S
-	 * when 0) go back too; their rows stay.
+	 * as summaries and records need. With the kernel's lock or file
+	 * map more than a quarter full, the slots of locks and files idle
+	 * this long (LT_RETIRE_S when 0) go back too; their rows stay, up
+	 * to twice as many as the kernel's map holds when retire_s is set,
+	 * beyond which the longest idle leave the snapshot.
 	 */
 	unsigned int retire_s;
 };

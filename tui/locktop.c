@@ -157,7 +157,8 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "retire", OPT_RETIRE, "SECS", 0,
 	  "Drop the rows of an ended process's private locks SECS seconds "
-	  "after it ended, so a long run stays small (default 60 on the "
+	  "after it ended, and past a bound those of locks and files idle "
+	  "that long, so a long run stays small (default 60 on the "
 	  "screen; 0, never, in batch and JSON output, whose totals keep "
 	  "them)",
 	  0 },
