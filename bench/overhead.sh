@@ -41,11 +41,11 @@ tracers="locktop floor clock"
 command -v bpftrace >/dev/null && tracers="locktop bt-waits bt-figs floor clock"
 
 # backend -> elapsed seconds. A mutex run at -n 64 -l 2000 lasts a fraction
-# of a second, so it is run three times back to back and the times summed:
+# of a second, so it is run eight times back to back and the times summed:
 # a ratio of such sums is steadier than one of single runs.
 run_lb() {
 	local reps=1 i
-	[ "$1" = mutex ] && reps=3
+	[ "$1" = mutex ] && reps=8
 	for i in $(seq "$reps"); do
 		"$lockbench" --lock "$1" -n 64 -l 2000 -H "$hash" --json |
 			jq -r .elapsed_s
