@@ -52,6 +52,7 @@ static const struct argp argp = {
 int main(int argc, char **argv)
 {
 	struct floor_bpf *skel;
+	const char *what;
 	sigset_t set;
 	int sig, err;
 
@@ -69,16 +70,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->with_clock = with_clock;
+	what = "load";
 	err = floor_bpf__load(skel);
-	if (err) {
-		fprintf(stderr, "attach-floor: cannot load: %s\n",
-			strerror(-err));
-		floor_bpf__destroy(skel);
-		return 1;
+	if (!err) {
+		what = "attach";
+		err = floor_bpf__attach(skel);
 	}
-	err = floor_bpf__attach(skel);
 	if (err) {
-		fprintf(stderr, "attach-floor: cannot attach: %s\n",
+		fprintf(stderr, "attach-floor: cannot %s: %s\n", what,
 			strerror(-err));
 		floor_bpf__destroy(skel);
 		return 1;

@@ -1718,6 +1718,16 @@ static void remap_list(size_t *list, size_t *n, const ssize_t *map)
 	*n = k;
 }
 
+/* Renumbers a slot -> row table by map: a slot's row that goes is -1. */
+static void remap_rows(ssize_t *rows, size_t n, const ssize_t *map)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i] >= 0)
+			rows[i] = map[rows[i]];
+}
+
 /*
  * The new position of each entry that keep() keeps, -1 for the others;
  * returns how many are kept.
@@ -1918,9 +1928,7 @@ static void retire_rows(struct lt_collector *c)
 	remap_list(c->waited, &c->n_waited, lmap);
 	remap_list(c->fresh, &c->n_fresh, lmap);
 
-	for (i = 0; i < LT_MAX_LOCKS; i++)
-		if (c->slot_row[i] >= 0)
-			c->slot_row[i] = lmap[c->slot_row[i]];
+	remap_rows(c->slot_row, LT_MAX_LOCKS, lmap);
 
 	for (i = 0; i < n_procs; i++) {
 		if (rmap[i] < 0) {
@@ -1963,9 +1971,7 @@ static void retire_rows(struct lt_collector *c)
 	c->n_party = keep_p;
 	lt_index_refill(&c->party_ix, pt, psz, keep_p, c->party);
 	pt = NULL;
-	for (i = 0; i < LT_MAX_PARTIES; i++)
-		if (c->party_row[i] >= 0)
-			c->party_row[i] = pmap[c->party_row[i]];
+	remap_rows(c->party_row, LT_MAX_PARTIES, pmap);
 
 	for (i = 0; i < n_files; i++) {
 		if (fmap[i] >= 0 && (size_t)fmap[i] != i) {
@@ -1976,9 +1982,7 @@ static void retire_rows(struct lt_collector *c)
 	c->n_files = keep_f;
 	lt_index_refill(&c->file_ix, ft, fsz, keep_f, c->fstate);
 	ft = NULL;
-	for (i = 0; i < LT_MAX_FILES; i++)
-		if (c->file_row[i] >= 0)
-			c->file_row[i] = fmap[c->file_row[i]];
+	remap_rows(c->file_row, LT_MAX_FILES, fmap);
 	/* What a burst of short-lived processes took goes back. */
 	lt_shrink((void **)&c->locks, &c->cap_locks, c->n_locks,
 		  sizeof(*c->locks));
