@@ -445,8 +445,9 @@ static __always_inline int wait_end(void *ctx, long ret)
 		st->owner_died++;
 
 	if (in->lock.kind != LT_PK_FUTEX_COND) {
-		/* Waits until this thread's own unlock are one acquisition. */
-		if (th->episode != uaddr) {
+		/* Waits until this thread's own unlock are one acquisition;
+		 * a wait that found the word changed did not sleep. */
+		if (ret != -11 && th->episode != uaddr) {
 			st->contended++;
 			th->episode = uaddr;
 		}

@@ -147,8 +147,10 @@ struct lb_lockstat {
 	uint64_t acquires;
 	uint64_t contended;
 	uint64_t wait_ns;
+	/* adaptive: acquisitions that called FUTEX_WAIT at least once;
+	 * mutex: those that slept (a voluntary context switch) */
+	uint64_t slept;
 	/* adaptive only: the part of the waits spent in FUTEX_WAIT */
-	uint64_t slept; /* acquisitions that made at least one call */
 	uint64_t futex_waits; /* FUTEX_WAIT calls */
 	uint64_t sleep_ns; /* time inside those calls */
 	uint64_t hold_ns; /* from the acquire's return to the release's call */

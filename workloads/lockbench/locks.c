@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,10 +171,28 @@ static int flock_lock(struct lb_worker *w, bool wait)
 	}
 }
 
+/* The calling thread's voluntary context switches so far. */
+static long thread_vcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nvcsw;
+}
+
+/*
+ * A refused try is not a sleep: pthread_mutex_lock first tries again in
+ * user space, and only when that fails does it wait in the kernel. The
+ * thread's voluntary context switches around the blocking call tell the
+ * two apart, so `slept` counts what the kernel saw.
+ */
 static int mutex_lock(struct lb_worker *w, unsigned idx, bool wait)
 {
 	pthread_mutex_t *m = lock_mutex(w->run, idx);
+	long vcsw = wait ? thread_vcsw() : 0;
 	int r = wait ? pthread_mutex_lock(m) : pthread_mutex_trylock(m);
+
+	if (wait && thread_vcsw() != vcsw)
+		w->ls[idx].slept++;
 
 	switch (r) {
 	case 0:
@@ -245,7 +264,8 @@ static int adaptive_wait(struct lb_worker *w, unsigned idx, uint64_t t0)
 		 * checked without the spinning before them. */
 		ls->sleep_ns += lb_now_ns() - s0;
 		ls->futex_waits++;
-		if (!slept) {
+		/* A call that found the word changed returned at once. */
+		if (!slept && !(r && err == EAGAIN)) {
 			ls->slept++;
 			slept = true;
 		}

@@ -249,8 +249,9 @@ void lb_report_json(const struct lb_run *run)
 		add(l, "contended", u64(ls[i].contended));
 		add(l, "wait_ns", u64(ls[i].wait_ns));
 		add(l, "hold_ns", u64(ls[i].hold_ns));
-		if (cfg->lock == LB_LOCK_ADAPTIVE) {
+		if (cfg->lock == LB_LOCK_ADAPTIVE || cfg->lock == LB_LOCK_MUTEX)
 			add(l, "slept", u64(ls[i].slept));
+		if (cfg->lock == LB_LOCK_ADAPTIVE) {
 			add(l, "futex_waits", u64(ls[i].futex_waits));
 			add(l, "sleep_ns", u64(ls[i].sleep_ns));
 		}
