@@ -3101,6 +3101,9 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	SET_TARGETS(c->reader, opts, LT_OBJ_NR);
 	/* Run once by fill_slots(), never attached. */
 	bpf_program__set_autoattach(c->filelock->progs.lt_fill_owners, false);
+	/* Snapshots of new stacks take preallocated room only when asked. */
+	bpf_map__set_max_entries(c->futex->maps.stack_snaps,
+				 opts->stacks ? LT_MAX_SNAPS : 1);
 	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
 	/* Epoch 0 is no epoch: a slot whose stamp is 0 is not in use. */
 	c->futex->bss->epoch = 1;

@@ -176,7 +176,12 @@ struct {
  * until the collector has unwound it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only with --stacks */
+	/*
+	 * Preallocated: an entry allocated at the update would come from a
+	 * cache of one element per CPU refilled later, and in atomic
+	 * context, so a burst of new stacks would find it empty. The
+	 * collector sizes it to one entry without --stacks.
+	 */
 	__uint(max_entries, LT_MAX_SNAPS);
 	__type(key, struct lt_stack_key);
 	__type(value, struct lt_stack_snap);
@@ -494,7 +499,7 @@ static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
  * stops at the first frame of code built without them (Debian's glibc);
  * the collector unwinds this copy with the modules' CFI instead.
  */
-static __always_inline void snap_stack(const struct lt_stack_key *sk,
+static __always_inline bool snap_stack(const struct lt_stack_key *sk,
 				       __u32 tgid)
 {
 #ifdef __TARGET_ARCH_x86
@@ -503,10 +508,11 @@ static __always_inline void snap_stack(const struct lt_stack_key *sk,
 	struct pt_regs *regs;
 	__u64 sp, end, len, off, piece;
 	__u32 zero = 0, i;
+	long err;
 
 	sc = bpf_map_lookup_elem(&snap_scratch, &zero);
 	if (!sc)
-		return;
+		return false;
 	sn = &sc->snap;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	sp = BPF_CORE_READ(regs, sp);
@@ -546,9 +552,25 @@ static __always_inline void snap_stack(const struct lt_stack_key *sk,
 		off += piece;
 	}
 	sn->len = off;
-	if (!bpf_map_update_elem(&stack_snaps, sk, sn, BPF_NOEXIST))
+	err = bpf_map_update_elem(&stack_snaps, sk, sn, BPF_NOEXIST);
+	if (!err)
 		bpf_map_push_elem(&new_snaps, sk, 0);
+	return !err || err == -17; /* -EEXIST: another CPU's is kept */
+#else
+	return true;
 #endif
+}
+
+/* Marks a (lock, stack) as kept on every CPU: no CPU snapshots it again. */
+static long mark_snapped(__u32 cpu, void *sk)
+{
+	struct lt_stack_stat *ss =
+		bpf_map_lookup_percpu_elem(&lock_stacks, sk, cpu);
+
+	if (!ss)
+		return 1; /* past the last possible CPU */
+	ss->snapped = 1;
+	return 0;
 }
 
 /*
@@ -575,8 +597,11 @@ record_stack(void *ctx, const struct lt_lock_key *lock, __u32 tgid, __u64 ns)
 			count_drop(LT_DROP_STACKS_FULL);
 			return;
 		}
-		snap_stack(&sk, tgid);
 	}
+	/* Until a snapshot is kept (the map may be full for a while), each
+	 * wait of this stack tries again; once one is, none does. */
+	if (!ss->snapped && snap_stack(&sk, tgid))
+		bpf_loop(LT_MAX_CPUS, mark_snapped, &sk, 0);
 	ss->count++;
 	ss->ns += ns;
 	ss->tgid = tgid;

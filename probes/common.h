@@ -207,6 +207,7 @@ struct lt_stack_stat {
 	__u64 count;
 	__u64 ns;
 	__u64 tgid; /* a process it was seen in, to symbolize */
+	__u64 snapped; /* its snapshot was kept (set on every CPU) */
 };
 
 /* A wait in flight, readable by the collector (waiters now, wait-for). */

@@ -42,5 +42,23 @@ wait_attached() {
 	return 1
 }
 
+# What a test started in the background ends with it, stopped or not, so
+# that nothing it left runs on into the next test.
+end_jobs() {
+	local p left
+	left=$(jobs -p)
+	[ -n "$left" ] || return 0
+	for p in $left; do
+		kill -TERM "$p" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null
+	done
+	sleep 0.2
+	for p in $left; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	return 0
+}
+
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/locktop-test.XXXXXX")
-trap 'rm -rf "$tmpdir"' EXIT
+trap 'end_jobs; rm -rf "$tmpdir"' EXIT

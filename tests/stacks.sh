@@ -28,10 +28,19 @@ grep -q '^lb_lock_acquire+0x[0-9a-f]* (lockbench)$' <<<"$stack" || fail "no fram
 grep -q '^main+0x[0-9a-f]* (lockbench)$' <<<"$stack" || fail "the unwind stopped before main"
 # Live: once a read has unwound them, no snapshot stays in the kernel,
 # while the (lock, stack) figures do.
+# Entries in locktop's own map NAME (another locktop's may have the name).
 map_len() {
-	/usr/sbin/bpftool map dump name "$1" -j 2>/dev/null | jq length
+	local id
+	for id in $(awk '/^map_id:/ { print $2 }' /proc/"$lt"/fdinfo/* \
+		2>/dev/null | sort -u); do
+		[ "$(/usr/sbin/bpftool map show id "$id" -j 2>/dev/null |
+			jq -r .name)" = "$1" ] || continue
+		/usr/sbin/bpftool map dump id "$id" -j 2>/dev/null | jq length
+		return
+	done
 }
-"$contend" -t 3 -n 40000 -h 20 >/dev/null &
+# Long enough to outlast locktop's start on a loaded machine; ended below.
+"$contend" -t 3 -n 4000000 -h 20 >/dev/null &
 work=$!
 "$locktop" --batch --json --stacks --delay 0.3 --pid "$work" \
 	--output "$tmpdir/live.json" &
@@ -41,13 +50,21 @@ for _ in $(seq 50); do
 		2>/dev/null || echo 0)" -ge 2 ] && break
 	sleep 0.2
 done
+# Stopped, it makes no new stacks; the reads that follow unwind the last.
+kill -STOP "$work"
+for _ in $(seq 50); do
+	snaps=$(map_len stack_snaps)
+	[ "${snaps:-1}" -eq 0 ] && break
+	sleep 0.2
+done
 figures=$(map_len lock_stacks)
-snaps=$(map_len stack_snaps)
+kill -CONT "$work"
 echo "live: $figures (lock, stack) entries, $snaps snapshots kept"
 [ "${figures:-0}" -ge 1 ] || fail "no stack figures while running"
 [ "${snaps:-1}" -eq 0 ] || fail "$snaps snapshots still in the kernel after their unwind"
 # Once the process has ended and a read took its last figures, its own
 # locks' stacks leave the kernel; the stack shown stays.
+kill "$work"
 wait "$work" || true
 sleep 1.5
 left=$(map_len lock_stacks)
