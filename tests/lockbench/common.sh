@@ -75,3 +75,46 @@ check_ground_truth() {
 	end') || fail "jq could not read: $1"
 	[ -z "$bad" ] || fail "$(printf '%s' "$1" | jq -r '"\(.lock)/\(.io)"'): $bad"
 }
+
+# The accounting of --tdb's own locks, after a run that passed its check:
+# every open takes the open and the active lock once, a record lock is a
+# read or a probe that was not refused, the dead records left are those
+# marked and not yet purged, and file_locks is the sum of every lock
+# taken with fcntl or OFD calls on the table file (the chain and freelist
+# locks too with fcntl and ofd).
+check_tdb_truth() {
+	local bad
+	bad=$(printf '%s\n' "$1" | jq -r '
+	def rule(name; cond): if cond then empty else name end;
+	def fields: ["acquires", "trylock_failures", "contended", "wait_ns", "hold_ns"];
+	def chains(f): if .lock == "fcntl" or .lock == "ofd" then
+		{acquires, trylock_failures: .contended, contended, wait_ns, hold_ns}[f]
+		else 0 end;
+	rule("tdb is on"; .tdb == true),
+	rule("one open and one active lock per open";
+	     .open_lock.acquires == .opens and .active_lock.acquires == .opens),
+	rule("every worker opened once, again after each kill and each reopen";
+	     .opens == .procs + .kills + .reopens),
+	rule("reopens every --reopen ops but after the last";
+	     .reopen == 0 and .reopens == 0 or
+	     .reopens == .procs * (((.loops - 1) / .reopen) | floor)),
+	rule("lock bytes are tdb'"'"'s"; .open_lock.offset == 0 and .active_lock.offset == 4),
+	rule("a record lock is a read or a granted probe";
+	     .record_locks.acquires == .record_locks.reads + .record_locks.probes - .record_locks.refused),
+	rule("refused = try-lock failures not followed by a wait";
+	     ([.record_locks, .open_lock, .active_lock, .file_locks] |
+	      map(.refused == .trylock_failures - .contended) | all)),
+	rule("only probes are refused"; .open_lock.refused == 0 and .active_lock.refused == 0),
+	rule("dead records left = marked - purged"; .dead_records == .dead_marked - .dead_purged),
+	rule("a record is left dead only when its probe was refused";
+	     .dead_marked <= .record_locks.refused),
+	rule("records were locked"; .record_offsets > 0 and .record_locks.reads > 0 and .record_locks.probes > 0),
+	rule("record reads are fetches that found their key"; .record_locks.reads <= .op_counts.fetch),
+	rule("waits only when contended";
+	     ([.record_locks, .open_lock, .active_lock] | map(.contended > 0 or .wait_ns == 0) | all)),
+	(fields[] as $f |
+	 rule("file_locks.\($f) = chains + records + open + active";
+	      .file_locks[$f] == chains($f) + .record_locks[$f] + .open_lock[$f] + .active_lock[$f]))
+	') || fail "jq could not read: $1"
+	[ -z "$bad" ] || fail "$(printf '%s' "$1" | jq -r '"\(.lock)/\(.io) --tdb"'): $bad"
+}

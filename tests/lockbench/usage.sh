@@ -41,6 +41,11 @@ expect_usage "hash size 2000000 with 4096 workers" -H 2000000 -n 4096
 expect_usage "unexpected argument 'extra'" extra
 expect_usage "threads cannot use --lock fcntl" --threads --lock fcntl
 expect_usage "kill-holder needs worker processes" --threads --lock mutex --kill-holder 1
+expect_usage "reopen needs --tdb" --reopen 5
+expect_usage "read-us needs --tdb" --read-us 5
+expect_usage "reopen must be at least 0" --tdb --reopen -1
+expect_usage "reopen wants a whole number" --tdb --reopen often
+expect_usage "tdb with --threads needs --lock ofd" --tdb --threads --lock mutex
 expect_usage "out DIR is required" compare
 expect_usage "unknown lock backend 'nope'" compare --out "$tmpdir/c" --locks mutex,nope
 expect_usage "procs wants a whole number from 1" compare --out "$tmpdir/c" --procs 1,0
@@ -48,9 +53,11 @@ expect_usage "procs wants a whole number from 1" compare --out "$tmpdir/c" --pro
 # --help teaches: it shows the backends and worked examples.
 help=$("$lb" --help)
 for w in Examples: fcntl ofd flock mutex spin adaptive --kill-holder \
-	--stuck-timeout --json "lockbench compare" "Exit status"; do
+	--stuck-timeout --json "lockbench compare" "Exit status" --tdb --reopen --read-us \
+	tdb_lock_record record_locks file_locks; do
 	printf '%s\n' "$help" | grep -q -- "$w" || fail "--help lacks '$w'"
 done
 "$lb" compare --help | grep -q -- "--run-timeout" || fail "compare --help is incomplete"
+"$lb" compare --help | grep -q -- "--tdb" || fail "compare --help lacks --tdb"
 "$lb" --version | grep -q '^lockbench [0-9]' || fail "--version"
 echo ok

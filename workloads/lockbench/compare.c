@@ -33,6 +33,7 @@ struct cmp_config {
 	enum lb_io_kind io;
 	uint64_t seed;
 	bool threads;
+	bool tdb;
 	double run_timeout;
 	const char *out;
 };
@@ -65,7 +66,7 @@ static const char cmp_doc[] =
 	"  lockbench compare --out r --locks spin,adaptive,mutex --procs 1,2,4,8,16 --hold-us 5\n"
 	"      where does spinning stop paying on this machine?";
 
-enum { C_LOCKS = 0x100, C_PROCS, C_IO, C_HOLD, C_THINK, C_TIMEOUT };
+enum { C_LOCKS = 0x100, C_PROCS, C_IO, C_HOLD, C_THINK, C_TIMEOUT, C_TDB };
 
 static const struct argp_option cmp_options[] = {
 	{ "out", 'o', "DIR", 0, "output directory, created if missing", 0 },
@@ -81,6 +82,10 @@ static const struct argp_option cmp_options[] = {
 	  "threads instead of processes (fcntl is then skipped)", 0 },
 	{ "hold-us", C_HOLD, "US", 0, "busy work inside each lock [0]", 0 },
 	{ "think-us", C_THINK, "US", 0, "sleep between operations [0]", 0 },
+	{ "tdb", C_TDB, NULL, 0,
+	  "every run takes tdb's record, open and active locks too (with "
+	  "--threads only ofd runs)",
+	  0 },
 	{ "run-timeout", C_TIMEOUT, "SECONDS", 0,
 	  "give up on a single run after this long [300]", 0 },
 	{ 0 }
@@ -168,6 +173,9 @@ static error_t cmp_parse(int key, char *arg, struct argp_state *state)
 	case 't':
 		c->threads = true;
 		break;
+	case C_TDB:
+		c->tdb = true;
+		break;
 	case C_HOLD:
 		c->hold_us = parse_long(state, "--hold-us", arg, 0, 10000000);
 		break;
@@ -253,30 +261,29 @@ static unsigned long long ju64(json_object *o, const char *k)
 						     0;
 }
 
-static void run_one(const struct cmp_config *c, struct cmp_row *row,
-		    const char *tmpdir)
-{
-	char a_procs[24], a_loops[24], a_hash[24], a_seed[24], a_hold[24],
-		a_think[24], a_stuck[32], path[PATH_MAX];
+/* One run's command line, and the strings it points into. */
+struct run_args {
+	char procs[24], loops[24], hash[24], seed[24], hold[24], think[24],
+		stuck[32], path[PATH_MAX];
 	const char *argv[32];
-	int out[2], ac = 0, status;
-	uint64_t deadline;
-	json_object *o, *v;
-	bool done;
-	size_t len;
-	char *buf;
-	pid_t pid;
+};
 
-	snprintf(path, sizeof(path), "%s/lockbench-compare-%d.tdb", tmpdir,
-		 (int)getpid());
-	snprintf(a_procs, sizeof(a_procs), "%ld", row->procs);
-	snprintf(a_loops, sizeof(a_loops), "%ld", c->loops);
-	snprintf(a_hash, sizeof(a_hash), "%ld", c->hash);
-	snprintf(a_seed, sizeof(a_seed), "%llu", (unsigned long long)c->seed);
-	snprintf(a_hold, sizeof(a_hold), "%ld", c->hold_us);
-	snprintf(a_think, sizeof(a_think), "%ld", c->think_us);
+static void build_argv(const struct cmp_config *c, const struct cmp_row *row,
+		       const char *tmpdir, struct run_args *a)
+{
+	const char **argv = a->argv;
+	int ac = 0;
+
+	snprintf(a->path, sizeof(a->path), "%s/lockbench-compare-%d.tdb",
+		 tmpdir, (int)getpid());
+	snprintf(a->procs, sizeof(a->procs), "%ld", row->procs);
+	snprintf(a->loops, sizeof(a->loops), "%ld", c->loops);
+	snprintf(a->hash, sizeof(a->hash), "%ld", c->hash);
+	snprintf(a->seed, sizeof(a->seed), "%llu", (unsigned long long)c->seed);
+	snprintf(a->hold, sizeof(a->hold), "%ld", c->hold_us);
+	snprintf(a->think, sizeof(a->think), "%ld", c->think_us);
 	/* A long wait is the measurement here, not a fault. */
-	snprintf(a_stuck, sizeof(a_stuck), "%g", c->run_timeout);
+	snprintf(a->stuck, sizeof(a->stuck), "%g", c->run_timeout);
 	argv[ac++] = "lockbench";
 	argv[ac++] = "--json";
 	argv[ac++] = "--lock";
@@ -284,25 +291,41 @@ static void run_one(const struct cmp_config *c, struct cmp_row *row,
 	argv[ac++] = "--io";
 	argv[ac++] = lb_io_names[c->io];
 	argv[ac++] = "-n";
-	argv[ac++] = a_procs;
+	argv[ac++] = a->procs;
 	argv[ac++] = "-l";
-	argv[ac++] = a_loops;
+	argv[ac++] = a->loops;
 	argv[ac++] = "-H";
-	argv[ac++] = a_hash;
+	argv[ac++] = a->hash;
 	argv[ac++] = "-s";
-	argv[ac++] = a_seed;
+	argv[ac++] = a->seed;
 	argv[ac++] = "--hold-us";
-	argv[ac++] = a_hold;
+	argv[ac++] = a->hold;
 	argv[ac++] = "--think-us";
-	argv[ac++] = a_think;
+	argv[ac++] = a->think;
 	argv[ac++] = "--stuck-timeout";
-	argv[ac++] = a_stuck;
+	argv[ac++] = a->stuck;
 	argv[ac++] = "--path";
-	argv[ac++] = path;
+	argv[ac++] = a->path;
 	if (c->threads)
 		argv[ac++] = "--threads";
+	if (c->tdb)
+		argv[ac++] = "--tdb";
 	argv[ac] = NULL;
+}
 
+static void run_one(const struct cmp_config *c, struct cmp_row *row,
+		    const char *tmpdir)
+{
+	struct run_args a;
+	int out[2], status;
+	uint64_t deadline;
+	json_object *o, *v;
+	bool done;
+	size_t len;
+	char *buf;
+	pid_t pid;
+
+	build_argv(c, row, tmpdir, &a);
 	snprintf(row->status, sizeof(row->status), "failed");
 	if (pipe2(out, O_CLOEXEC))
 		return;
@@ -316,7 +339,7 @@ static void run_one(const struct cmp_config *c, struct cmp_row *row,
 		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(out[1], STDOUT_FILENO);
-		execv("/proc/self/exe", (char **)argv);
+		execv("/proc/self/exe", (char **)a.argv);
 		_exit(127);
 	}
 	setpgid(pid, pid);
@@ -332,7 +355,7 @@ static void run_one(const struct cmp_config *c, struct cmp_row *row,
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	unlink(path);
+	unlink(a.path);
 	if (!done) {
 		free(buf);
 		return;
@@ -456,10 +479,10 @@ static int write_md(const struct cmp_config *c, const struct cmp_row *rows,
 		return -1;
 	fprintf(f, "# lockbench compare\n\n");
 	fprintf(f,
-		"`-l %ld -H %ld --io %s --hold-us %ld --think-us %ld -s %llu%s`; one run per cell, %s.\n",
+		"`-l %ld -H %ld --io %s --hold-us %ld --think-us %ld -s %llu%s%s`; one run per cell, %s.\n",
 		c->loops, c->hash, lb_io_names[c->io], c->hold_us, c->think_us,
 		(unsigned long long)c->seed, c->threads ? " --threads" : "",
-		c->threads ? "threads" : "processes");
+		c->tdb ? " --tdb" : "", c->threads ? "threads" : "processes");
 	md_table(f, c, rows, n, "Throughput (ops/s, higher is better)", 0);
 	md_table(f, c, rows, n, "System CPU time (s, lower is better)", 1);
 	md_table(f, c, rows, n, "Elapsed time (s)", 2);
@@ -610,6 +633,10 @@ int lb_compare_main(int argc, char **argv)
 	argp_parse(&argp, argc, argv, 0, NULL, &c);
 	if (c.threads)
 		c.locks[LB_LOCK_FCNTL] = false;
+	/* tdb's fcntl locks exclude threads only as OFD locks. */
+	for (int l = 0; c.threads && c.tdb && l < LB_LOCK_KINDS; l++)
+		if (l != LB_LOCK_OFD)
+			c.locks[l] = false;
 	if (mkdir(c.out, 0755) && errno != EEXIST) {
 		fprintf(stderr, "lockbench compare: cannot create '%s': %s\n",
 			c.out, strerror(errno));

@@ -67,6 +67,9 @@ struct lb_config {
 	long kill_holder;
 	double stuck_timeout;
 	bool no_repair;
+	bool tdb; /* also tdb's record, open and active locks */
+	long reopen; /* --tdb: close and reopen every this many ops; 0 never */
+	long read_us; /* --tdb: busy-wait on a fetched record, under its lock */
 };
 
 /*
@@ -100,6 +103,16 @@ struct lb_header {
 	uint64_t size;
 	uint64_t free_head; /* guarded by lock slot 0 */
 };
+
+/*
+ * --tdb: tdb's lock bytes in the header page (OPEN_LOCK and ACTIVE_LOCK in
+ * tdb's own layout), and the mark of a record deleted while a reader held
+ * its record lock (tdb's TDB_DEAD_MAGIC), kept in the record's chain field.
+ */
+#define LB_OPEN_LOCK 0u
+#define LB_ACTIVE_LOCK 4u
+#define LB_DEFAULT_REOPEN 500
+#define LB_REC_DEAD 0x80000000u
 
 struct lb_record {
 	uint64_t next;
@@ -157,6 +170,33 @@ struct lb_lockstat {
 	uint64_t held_at; /* this worker's: when it last got the lock */
 };
 
+/* --tdb: the fcntl locks tdb takes besides its chain and freelist locks. */
+enum lb_tdb_lock { LB_TL_RECORD, LB_TL_OPEN, LB_TL_ACTIVE, LB_TL_KINDS };
+
+extern const char *const lb_tdb_lock_names[LB_TL_KINDS];
+
+/* One kind of tdb lock, counted as a kernel tracer sees fcntl calls. */
+struct lb_flstat {
+	uint64_t acquires; /* granted lock calls */
+	uint64_t trylock_failures; /* refused non-blocking calls */
+	uint64_t contended; /* refused tries followed by a blocking call */
+	uint64_t wait_ns; /* time in those blocking calls */
+	uint64_t wait_max;
+	uint64_t hold_ns; /* from each grant to the unlock call */
+	uint64_t held_at; /* this worker's: when it last got the lock */
+};
+
+struct lb_tdbstat {
+	struct lb_flstat tl[LB_TL_KINDS];
+	uint64_t reads; /* record read locks taken by fetches */
+	uint64_t probes; /* write-lock probes before a delete or a purge */
+	uint64_t refused; /* probes refused: the record was being read */
+	uint64_t dead_marked; /* deletes that left the record dead */
+	uint64_t dead_purged; /* dead records unlinked and freed later */
+	uint64_t opens; /* opens, the first ones included */
+	uint64_t reopens; /* closes and reopens every --reopen ops */
+};
+
 /* One slot per worker in the shared statistics region. */
 struct lb_wstats {
 	int32_t pid;
@@ -176,6 +216,7 @@ struct lb_wstats {
 	/* Record I/O system calls (--io pread or lseek) and their bytes. */
 	uint64_t io_reads, io_writes;
 	uint64_t io_read_bytes, io_write_bytes;
+	struct lb_tdbstat tdb;
 	uint32_t kill_plan; /* kills this slot is to suffer */
 	uint32_t kill_done;
 	int32_t at_kill_point;
@@ -225,6 +266,9 @@ struct lb_result {
 	uint64_t hist[LB_HIST_BUCKETS];
 	uint64_t records;
 	uint64_t free_records;
+	struct lb_tdbstat tdb;
+	uint64_t record_offsets; /* distinct record offsets locked */
+	uint64_t dead_records; /* dead records in the chains at the end */
 	uint64_t check_repairs;
 	uint64_t check_owner_dead;
 	bool stuck;
@@ -245,6 +289,8 @@ struct lb_run {
 	struct lb_shared *sh;
 	struct lb_wstats *ws;
 	struct lb_lockstat *ls; /* procs rows of nstat entries */
+	uint8_t *recbits; /* --tdb: procs bitmaps of record offsets locked */
+	size_t recbits_size; /* bytes of one worker's bitmap */
 	size_t stats_size;
 	void *stats_map;
 	unsigned nstat;
@@ -262,6 +308,7 @@ struct lb_worker {
 	uint64_t rng;
 	struct lb_wstats *st;
 	struct lb_lockstat *ls;
+	uint8_t *recbits;
 };
 
 /* util.c */
@@ -277,6 +324,11 @@ void lb_result_error(struct lb_result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void lb_worker_die(struct lb_worker *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/* recio.c */
+void lb_io_read(struct lb_worker *w, uint64_t off, void *buf, size_t len);
+void lb_io_write(struct lb_worker *w, uint64_t off, const void *buf,
+		 size_t len);
 
 /* table.c */
 int lb_layout_compute(const struct lb_config *cfg, struct lb_layout *lay);
@@ -294,6 +346,18 @@ void lb_locks_init(struct lb_run *run);
 int lb_lock_acquire(struct lb_worker *w, unsigned idx);
 void lb_lock_release(struct lb_worker *w, unsigned idx);
 void lb_locks_check(struct lb_run *run, struct lb_worker *w);
+
+/* tdbmodel.c */
+struct json_object;
+void lb_tdb_open(struct lb_worker *w);
+void lb_tdb_close(struct lb_worker *w);
+void lb_tdb_maybe_reopen(struct lb_worker *w);
+void lb_tdb_record_lock(struct lb_worker *w, uint64_t off);
+void lb_tdb_record_unlock(struct lb_worker *w, uint64_t off);
+bool lb_tdb_record_probe(struct lb_worker *w, uint64_t off);
+void lb_tdb_merge(struct lb_run *run);
+void lb_tdb_report_human(const struct lb_run *run);
+void lb_tdb_report_json(const struct lb_run *run, struct json_object *o);
 
 /* run.c */
 int lb_run_main(const struct lb_config *cfg);

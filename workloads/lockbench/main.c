@@ -37,6 +37,18 @@ static const char doc[] =
 	"--hold-us busy-waits inside the critical section (on-CPU hold time); "
 	"--think-us sleeps outside it (off-CPU think time).\n"
 	"\n"
+	"--tdb takes tdb's record, open and active locks too, as Samba's tdb "
+	"takes them: a 1-byte F_RDLCK (F_SETLKW) at a record's offset while a "
+	"fetch reads it after the chain lock is dropped (tdb_lock_record); a "
+	"probing F_SETLK F_WRLCK there before each delete "
+	"(tdb_write_lock_record; refused, the record is left in its chain "
+	"marked dead and freed by a later write); the open lock (byte 0, "
+	"F_WRLCK) while a worker opens the file; the active lock (byte 4, "
+	"F_RDLCK) from open to close. Every --reopen operations a worker closes "
+	"and reopens the file. These are fcntl locks whatever --lock is (OFD "
+	"locks with ofd), as in tdb's mutex mode; the JSON counts them in "
+	"record_locks, open_lock, active_lock and file_locks.\n"
+	"\n"
 	"Examples:\n"
 	"  lockbench -n 16 -l 5000 --lock mutex\n"
 	"      16 processes, 5000 operations each, robust mutexes\n"
@@ -46,6 +58,8 @@ static const char doc[] =
 	"      SIGKILL a lock holder mid-update 5 times; the table must survive\n"
 	"  lockbench -n 4 --lock spin --kill-holder 1 --stuck-timeout 2\n"
 	"      a dead spinlock holder is reported after 2 s (exit status 3)\n"
+	"  lockbench -n 16 -l 2000 -H 1000 --lock mutex --tdb\n"
+	"      tdb in mutex mode: chains on mutexes, record and open locks fcntl\n"
 	"  lockbench -n 4 --threads --lock adaptive --hold-us 20\n"
 	"      threads in one process, 20 us of work under each lock\n"
 	"  lockbench compare --out results --locks fcntl,mutex --procs 1,4,16\n"
@@ -68,6 +82,9 @@ enum {
 	OPT_NO_REPAIR,
 	OPT_IO,
 	OPT_KEYS,
+	OPT_TDB,
+	OPT_REOPEN,
+	OPT_READ,
 };
 
 static const struct argp_option options[] = {
@@ -87,6 +104,18 @@ static const struct argp_option options[] = {
 	{ "lock", 'L', "KIND", 0,
 	  "fcntl, ofd, flock, mutex, spin or adaptive [fcntl]", 2 },
 	{ "io", OPT_IO, "MODE", 0, "mmap, pread or lseek [mmap]", 2 },
+	{ "tdb", OPT_TDB, NULL, 0,
+	  "take tdb's record, open and active locks too (fcntl, or OFD with "
+	  "ofd)",
+	  2 },
+	{ "reopen", OPT_REOPEN, "K", 0,
+	  "with --tdb: close and reopen the file every K operations, 0 never "
+	  "[500]",
+	  2 },
+	{ "read-us", OPT_READ, "US", 0,
+	  "with --tdb: busy-wait US microseconds on a fetched record under its "
+	  "record lock, after the chain lock is dropped [0]",
+	  2 },
 	{ NULL, 0, NULL, 0, "Table file:", 3 },
 	{ "path", 'p', "FILE", 0,
 	  "table file, created fresh [$TMPDIR/lockbench-XXXXXX.tdb]", 3 },
@@ -125,10 +154,71 @@ static long long parse_num(struct argp_state *state, const char *name,
 	return v;
 }
 
+static bool reopen_set;
+
+static double parse_seconds(struct argp_state *state, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > 1e6)
+		argp_error(
+			state,
+			"--stuck-timeout wants seconds greater than 0, not '%s'",
+			arg);
+	return v;
+}
+
+/* Options that are fine one by one but not together. */
+static void check_options(struct argp_state *state, const struct lb_config *cfg)
+{
+	if (cfg->threads && cfg->lock == LB_LOCK_FCNTL)
+		argp_error(
+			state,
+			"--threads cannot use --lock fcntl: fcntl locks belong to the process, so threads of one process never exclude each other; use ofd");
+	if (cfg->threads && cfg->kill_holder)
+		argp_error(
+			state,
+			"--kill-holder needs worker processes; it cannot kill one thread of a process");
+	if (reopen_set && !cfg->tdb)
+		argp_error(state, "--reopen needs --tdb");
+	if (cfg->read_us && !cfg->tdb)
+		argp_error(state, "--read-us needs --tdb");
+	if (cfg->tdb && cfg->threads && cfg->lock != LB_LOCK_OFD)
+		argp_error(
+			state,
+			"--tdb with --threads needs --lock ofd: tdb's fcntl locks belong to the process, so threads of one process never exclude each other");
+}
+
+/* --tdb and the options that shape it. */
+static error_t parse_tdb_opt(int key, char *arg, struct argp_state *state)
+{
+	struct lb_config *cfg = state->input;
+
+	switch (key) {
+	case OPT_TDB:
+		cfg->tdb = true;
+		break;
+	case OPT_REOPEN:
+		cfg->reopen = (long)parse_num(state, "--reopen", arg, 0,
+					      1000000000000LL);
+		reopen_set = true;
+		break;
+	case OPT_READ:
+		cfg->read_us =
+			(long)parse_num(state, "--read-us", arg, 0, 10000000);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct lb_config *cfg = state->input;
-	char *end;
 	int k;
 
 	switch (key) {
@@ -192,14 +282,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			(long)parse_num(state, "--kill-holder", arg, 0, 100000);
 		break;
 	case OPT_STUCK:
-		errno = 0;
-		cfg->stuck_timeout = strtod(arg, &end);
-		if (errno || end == arg || *end || !(cfg->stuck_timeout > 0) ||
-		    cfg->stuck_timeout > 1e6)
-			argp_error(
-				state,
-				"--stuck-timeout wants seconds greater than 0, not '%s'",
-				arg);
+		cfg->stuck_timeout = parse_seconds(state, arg);
 		break;
 	case OPT_NO_REPAIR:
 		cfg->no_repair = true;
@@ -214,17 +297,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			arg);
 		break;
 	case ARGP_KEY_END:
-		if (cfg->threads && cfg->lock == LB_LOCK_FCNTL)
-			argp_error(
-				state,
-				"--threads cannot use --lock fcntl: fcntl locks belong to the process, so threads of one process never exclude each other; use ofd");
-		if (cfg->threads && cfg->kill_holder)
-			argp_error(
-				state,
-				"--kill-holder needs worker processes; it cannot kill one thread of a process");
+		check_options(state, cfg);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_tdb_opt(key, arg, state);
 	}
 	return 0;
 }
@@ -242,6 +318,7 @@ int main(int argc, char **argv)
 		.loops = 1000,
 		.hash = 64,
 		.stuck_timeout = LB_DEFAULT_STUCK_TIMEOUT,
+		.reopen = LB_DEFAULT_REOPEN,
 		.seed = ((uint64_t)time(NULL) + (uint64_t)getpid()) &
 			0x7fffffff,
 	};

@@ -125,6 +125,7 @@ void lb_report_human(const struct lb_run *run)
 	       (unsigned long long)res->inserts,
 	       (unsigned long long)res->deletes,
 	       (unsigned long long)res->free_records);
+	lb_tdb_report_human(run);
 	if (cfg->kill_holder)
 		printf("kills     %llu, repairs %llu (+%llu at the check), owner-dead %llu (+%llu at the check)\n",
 		       (unsigned long long)res->kills,
@@ -167,14 +168,9 @@ static json_object *secs(double v)
 	return json_object_new_double_s(v, buf);
 }
 
-void lb_report_json(const struct lb_run *run)
+static void json_config(const struct lb_run *run, json_object *o)
 {
 	const struct lb_config *cfg = run->cfg;
-	const struct lb_result *res = &run->res;
-	const struct lb_lockstat *ls = lock_totals(run);
-	json_object *o = json_object_new_object();
-	json_object *arr, *ops, *errs;
-	char name[32];
 
 	add(o, "lock", json_object_new_string(lb_lock_names[cfg->lock]));
 	add(o, "io", json_object_new_string(lb_io_names[cfg->io]));
@@ -192,7 +188,47 @@ void lb_report_json(const struct lb_run *run)
 	add(o, "dev_minor", json_object_new_int64(minor(run->dev)));
 	add(o, "inode", u64(run->ino));
 	add(o, "size", u64(run->lay.size));
+}
 
+/* One item per lock, in file order. */
+static json_object *json_locks(const struct lb_run *run)
+{
+	const struct lb_config *cfg = run->cfg;
+	const struct lb_lockstat *ls = lock_totals(run);
+	json_object *arr;
+	char name[32];
+
+	arr = json_object_new_array();
+	for (unsigned i = 0; i < run->nstat; i++) {
+		json_object *l = json_object_new_object();
+
+		lb_lock_name(run, i, name, sizeof(name));
+		add(l, "name", json_object_new_string(name));
+		add(l, "offset", u64(lb_lock_offset(run, i)));
+		add(l, "acquires", u64(ls[i].acquires));
+		add(l, "contended", u64(ls[i].contended));
+		add(l, "wait_ns", u64(ls[i].wait_ns));
+		add(l, "hold_ns", u64(ls[i].hold_ns));
+		if (cfg->lock == LB_LOCK_ADAPTIVE || cfg->lock == LB_LOCK_MUTEX)
+			add(l, "slept", u64(ls[i].slept));
+		if (cfg->lock == LB_LOCK_ADAPTIVE) {
+			add(l, "futex_waits", u64(ls[i].futex_waits));
+			add(l, "sleep_ns", u64(ls[i].sleep_ns));
+		}
+		json_object_array_add(arr, l);
+	}
+	return arr;
+}
+
+void lb_report_json(const struct lb_run *run)
+{
+	const struct lb_config *cfg = run->cfg;
+	const struct lb_result *res = &run->res;
+	json_object *o = json_object_new_object();
+	json_object *arr, *ops, *errs;
+	char name[32];
+
+	json_config(run, o);
 	add(o, "elapsed_s", secs(res->elapsed));
 	add(o, "ops_per_s",
 	    secs(res->elapsed > 0 ? (double)res->ops / res->elapsed : 0));
@@ -238,26 +274,8 @@ void lb_report_json(const struct lb_run *run)
 		json_object_array_add(arr, json_object_new_int(run->ws[i].pid));
 	add(o, "pids", arr);
 
-	arr = json_object_new_array();
-	for (unsigned i = 0; i < run->nstat; i++) {
-		json_object *l = json_object_new_object();
-
-		lb_lock_name(run, i, name, sizeof(name));
-		add(l, "name", json_object_new_string(name));
-		add(l, "offset", u64(lb_lock_offset(run, i)));
-		add(l, "acquires", u64(ls[i].acquires));
-		add(l, "contended", u64(ls[i].contended));
-		add(l, "wait_ns", u64(ls[i].wait_ns));
-		add(l, "hold_ns", u64(ls[i].hold_ns));
-		if (cfg->lock == LB_LOCK_ADAPTIVE || cfg->lock == LB_LOCK_MUTEX)
-			add(l, "slept", u64(ls[i].slept));
-		if (cfg->lock == LB_LOCK_ADAPTIVE) {
-			add(l, "futex_waits", u64(ls[i].futex_waits));
-			add(l, "sleep_ns", u64(ls[i].sleep_ns));
-		}
-		json_object_array_add(arr, l);
-	}
-	add(o, "locks", arr);
+	add(o, "locks", json_locks(run));
+	lb_tdb_report_json(run, o);
 
 	add(o, "check",
 	    json_object_new_string(res->stuck		       ? "STUCK" :

@@ -44,10 +44,13 @@ static int setup_memory_check(struct lb_run *run)
 	char a[32], b[32];
 
 	run->nstat = lb_lock_nstat(cfg, run->lay.nlocks);
+	if (cfg->tdb)
+		run->recbits_size = run->lay.nrecords / 8 + 1;
 	run->stats_size =
 		sizeof(struct lb_shared) + 64 +
 		(uint64_t)cfg->procs * sizeof(struct lb_wstats) +
-		(uint64_t)cfg->procs * run->nstat * sizeof(struct lb_lockstat);
+		(uint64_t)cfg->procs * run->nstat * sizeof(struct lb_lockstat) +
+		(uint64_t)cfg->procs * run->recbits_size;
 	need = run->lay.size + run->stats_size;
 	if (need > mem / 2) {
 		human_bytes(a, sizeof(a), need);
@@ -146,6 +149,9 @@ static int create_stats(struct lb_run *run)
 		(struct lb_wstats *)(p + 64 +
 				     (sizeof(struct lb_shared) + 63) / 64 * 64);
 	run->ls = (struct lb_lockstat *)(run->ws + cfg->procs);
+	if (run->recbits_size)
+		run->recbits =
+			(uint8_t *)(run->ls + (size_t)cfg->procs * run->nstat);
 	for (long i = 0; i < cfg->procs; i++)
 		run->ws[i].rng = lb_seed_mix(cfg->seed, (uint64_t)i + 1);
 	run->pids = calloc((size_t)cfg->procs, sizeof(*run->pids));
@@ -193,7 +199,12 @@ static int worker_main(struct lb_run *run, unsigned idx, int barrier)
 	char c;
 	int r = 0;
 
-	open_worker_fd(&w);
+	if (cfg->tdb) {
+		w.recbits = run->recbits + (size_t)idx * run->recbits_size;
+		lb_tdb_open(&w);
+	} else {
+		open_worker_fd(&w);
+	}
 	if (!cfg->threads)
 		prefault(run);
 	if (barrier >= 0) {
@@ -216,10 +227,15 @@ static int worker_main(struct lb_run *run, unsigned idx, int barrier)
 		}
 		__atomic_store_n(&w.st->loops_done, w.st->loops_done + 1,
 				 __ATOMIC_RELEASE);
+		if (cfg->tdb)
+			lb_tdb_maybe_reopen(&w);
 		lb_sleep_us(cfg->think_us);
 	}
 	w.st->end_ns = lb_now_ns();
-	close(w.fd);
+	if (cfg->tdb && !r)
+		lb_tdb_close(&w);
+	else
+		close(w.fd);
 	return r;
 }
 
@@ -515,6 +531,7 @@ static void merge_stats(struct lb_run *run)
 		res->sleep_ns += run->ls[l].sleep_ns;
 		res->hold_ns += run->ls[l].hold_ns;
 	}
+	lb_tdb_merge(run);
 	for (int b = 0; b < LB_HIST_BUCKETS; b++)
 		n += res->hist[b];
 	c50 = (n + 1) / 2;

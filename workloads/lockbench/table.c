@@ -42,6 +42,9 @@ int lb_layout_compute(const struct lb_config *cfg, struct lb_layout *lay)
 	 */
 	lay->nrecords = lay->keys + (uint64_t)cfg->procs +
 			(uint64_t)cfg->kill_holder + 8;
+	/* --tdb: room for the records left dead while they were read. */
+	if (cfg->tdb)
+		lay->nrecords += (uint64_t)cfg->procs;
 	lay->size = align_up(
 		lay->pool_off + lay->nrecords * sizeof(struct lb_record), 4096);
 	return 0;
@@ -99,79 +102,6 @@ void lb_table_format(struct lb_run *run)
 	}
 }
 
-/* Record I/O: everything but the lock words goes through here. */
-
-static void io_read(struct lb_worker *w, uint64_t off, void *buf, size_t len)
-{
-	struct lb_run *run = w->run;
-	uint8_t *p = buf;
-	ssize_t n;
-
-	if (w->direct || run->cfg->io == LB_IO_MMAP) {
-		memcpy(buf, run->map + off, len);
-		return;
-	}
-	if (run->cfg->io == LB_IO_LSEEK &&
-	    lseek(w->fd, (off_t)off, SEEK_SET) == (off_t)-1)
-		lb_worker_die(w, "lseek to %llu: %s", (unsigned long long)off,
-			      strerror(errno));
-	while (len) {
-		if (run->cfg->io == LB_IO_PREAD)
-			n = pread(w->fd, p, len, (off_t)off);
-		else
-			n = read(w->fd, p, len);
-		if (w->st) {
-			w->st->io_reads++;
-			w->st->io_read_bytes += n > 0 ? (uint64_t)n : 0;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			lb_worker_die(w, "read at %llu: %s",
-				      (unsigned long long)off,
-				      n ? strerror(errno) : "end of file");
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-}
-
-static void io_write(struct lb_worker *w, uint64_t off, const void *buf,
-		     size_t len)
-{
-	struct lb_run *run = w->run;
-	const uint8_t *p = buf;
-	ssize_t n;
-
-	if (w->direct || run->cfg->io == LB_IO_MMAP) {
-		memcpy(run->map + off, buf, len);
-		return;
-	}
-	if (run->cfg->io == LB_IO_LSEEK &&
-	    lseek(w->fd, (off_t)off, SEEK_SET) == (off_t)-1)
-		lb_worker_die(w, "lseek to %llu: %s", (unsigned long long)off,
-			      strerror(errno));
-	while (len) {
-		if (run->cfg->io == LB_IO_PREAD)
-			n = pwrite(w->fd, p, len, (off_t)off);
-		else
-			n = write(w->fd, p, len);
-		if (w->st) {
-			w->st->io_writes++;
-			w->st->io_write_bytes += n > 0 ? (uint64_t)n : 0;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			lb_worker_die(w, "write at %llu: %s",
-				      (unsigned long long)off,
-				      n ? strerror(errno) : "short write");
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-}
-
 static bool rec_off_valid(const struct lb_layout *lay, uint64_t off)
 {
 	return off >= lay->pool_off && off < lay->size &&
@@ -179,17 +109,22 @@ static bool rec_off_valid(const struct lb_layout *lay, uint64_t off)
 	       (off - lay->pool_off) / sizeof(struct lb_record) < lay->nrecords;
 }
 
+static bool rec_dead(const struct lb_record *r)
+{
+	return r->chain & LB_REC_DEAD;
+}
+
 static uint64_t read_u64(struct lb_worker *w, uint64_t off)
 {
 	uint64_t v;
 
-	io_read(w, off, &v, sizeof(v));
+	lb_io_read(w, off, &v, sizeof(v));
 	return v;
 }
 
 static void write_u64(struct lb_worker *w, uint64_t off, uint64_t v)
 {
-	io_write(w, off, &v, sizeof(v));
+	lb_io_write(w, off, &v, sizeof(v));
 }
 
 static uint64_t head_off(const struct lb_layout *lay, uint32_t chain)
@@ -206,7 +141,7 @@ static void journal_clear(struct lb_worker *w, uint32_t chain)
 {
 	uint32_t idle = LB_JOURNAL_IDLE;
 
-	io_write(w, journal_off(&w->run->lay, chain), &idle, sizeof(idle));
+	lb_io_write(w, journal_off(&w->run->lay, chain), &idle, sizeof(idle));
 }
 
 /* Returns 0 when the freelist lock could not be had (the run is aborting). */
@@ -236,7 +171,7 @@ static int rec_free(struct lb_worker *w, uint64_t r)
 	if (lb_lock_acquire(w, 0))
 		return -1;
 	rec.next = read_u64(w, off);
-	io_write(w, r, &rec, sizeof(rec));
+	lb_io_write(w, r, &rec, sizeof(rec));
 	write_u64(w, off, r);
 	lb_lock_release(w, 0);
 	if (!w->direct)
@@ -249,11 +184,11 @@ void lb_table_repair_chain(struct lb_worker *w, uint32_t chain)
 	const struct lb_layout *lay = &w->run->lay;
 	struct lb_journal j;
 
-	io_read(w, journal_off(lay, chain), &j, sizeof(j));
+	lb_io_read(w, journal_off(lay, chain), &j, sizeof(j));
 	if (j.state != LB_JOURNAL_ACTIVE)
 		return;
 	if ((j.flags & LB_J_REC) && rec_off_valid(lay, j.rec_off))
-		io_write(w, j.rec_off, &j.rec_old, sizeof(j.rec_old));
+		lb_io_write(w, j.rec_off, &j.rec_old, sizeof(j.rec_old));
 	if (j.flags & LB_J_HEAD)
 		write_u64(w, head_off(lay, chain), j.head_before);
 	if (j.new_rec && rec_off_valid(lay, j.new_rec))
@@ -303,8 +238,8 @@ static bool chain_find(struct lb_worker *w, uint32_t chain, uint32_t key,
 		if (!rec_off_valid(lay, off) || ++steps > lay->nrecords)
 			lb_worker_die(w, "chain %u is corrupt at offset %llu",
 				      chain, (unsigned long long)off);
-		io_read(w, off, &f->rec, sizeof(f->rec));
-		if (f->rec.key == key) {
+		lb_io_read(w, off, &f->rec, sizeof(f->rec));
+		if (f->rec.key == key && !rec_dead(&f->rec)) {
 			f->off = off;
 			f->prev = prev;
 			return true;
@@ -343,9 +278,9 @@ static int chain_insert(struct lb_worker *w, uint32_t chain, uint32_t op,
 	if (!r)
 		return -1;
 	j.new_rec = r;
-	io_write(w, journal_off(lay, chain), &j, sizeof(j));
+	lb_io_write(w, journal_off(lay, chain), &j, sizeof(j));
 	record_fill(&rec, key, chain, data, len);
-	io_write(w, r, &rec, sizeof(rec));
+	lb_io_write(w, r, &rec, sizeof(rec));
 	write_u64(w, head_off(lay, chain), r);
 	kill_point(w);
 	journal_clear(w, chain);
@@ -353,9 +288,9 @@ static int chain_insert(struct lb_worker *w, uint32_t chain, uint32_t op,
 	return 0;
 }
 
-static void chain_update(struct lb_worker *w, uint32_t chain, uint32_t op,
-			 const struct found *f, const uint8_t *data,
-			 uint32_t len)
+/* Rewrite the record f found with rec, under the journal. */
+static void rec_rewrite(struct lb_worker *w, uint32_t chain, uint32_t op,
+			const struct found *f, const struct lb_record *rec)
 {
 	const struct lb_layout *lay = &w->run->lay;
 	struct lb_journal j = { .state = LB_JOURNAL_ACTIVE,
@@ -364,12 +299,37 @@ static void chain_update(struct lb_worker *w, uint32_t chain, uint32_t op,
 				.key = f->rec.key,
 				.rec_off = f->off,
 				.rec_old = f->rec };
+
+	lb_io_write(w, journal_off(lay, chain), &j, sizeof(j));
+	lb_io_write(w, f->off, rec, sizeof(*rec));
+	journal_clear(w, chain);
+}
+
+static void chain_update(struct lb_worker *w, uint32_t chain, uint32_t op,
+			 const struct found *f, const uint8_t *data,
+			 uint32_t len)
+{
 	struct lb_record rec = f->rec;
 
-	io_write(w, journal_off(lay, chain), &j, sizeof(j));
 	record_fill(&rec, f->rec.key, chain, data, len);
-	io_write(w, f->off, &rec, sizeof(rec));
-	journal_clear(w, chain);
+	rec_rewrite(w, chain, op, f, &rec);
+}
+
+/*
+ * --tdb: a delete whose probe was refused (a reader holds the record's
+ * lock) leaves the record in its chain marked dead, as tdb_do_delete
+ * does. The key is gone all the same: lookups pass dead records over.
+ */
+static void mark_dead(struct lb_worker *w, uint32_t chain, uint32_t op,
+		      const struct found *f)
+{
+	struct lb_record rec = f->rec;
+
+	rec.chain |= LB_REC_DEAD;
+	rec.csum = record_csum(&rec);
+	rec_rewrite(w, chain, op, f, &rec);
+	w->st->tdb.dead_marked++;
+	w->st->deletes++;
 }
 
 /*
@@ -398,13 +358,13 @@ static int chain_replace(struct lb_worker *w, uint32_t chain, uint32_t op,
 	if (f->prev) {
 		j.flags |= LB_J_REC;
 		j.rec_off = f->prev;
-		io_read(w, f->prev, &j.rec_old, sizeof(j.rec_old));
+		lb_io_read(w, f->prev, &j.rec_old, sizeof(j.rec_old));
 	}
-	io_write(w, journal_off(lay, chain), &j, sizeof(j));
+	lb_io_write(w, journal_off(lay, chain), &j, sizeof(j));
 	/* The old record is the head: the new one takes its place. */
 	rec.next = f->prev ? head : f->rec.next;
 	record_fill(&rec, f->rec.key, chain, data, len);
-	io_write(w, r, &rec, sizeof(rec));
+	lb_io_write(w, r, &rec, sizeof(rec));
 	write_u64(w, head_off(lay, chain), r);
 	if (f->prev)
 		write_u64(w, f->prev + offsetof(struct lb_record, next),
@@ -418,13 +378,20 @@ static int chain_replace(struct lb_worker *w, uint32_t chain, uint32_t op,
 static int chain_store(struct lb_worker *w, uint32_t chain, uint32_t op,
 		       const struct found *f, const uint8_t *data, uint32_t len)
 {
+	/* tdb deletes the old record, with its probe, and inserts anew. */
+	if (len > f->rec.len && w->run->cfg->tdb &&
+	    !lb_tdb_record_probe(w, f->off)) {
+		mark_dead(w, chain, op, f);
+		return chain_insert(w, chain, op, f->rec.key, data, len);
+	}
 	if (len > f->rec.len)
 		return chain_replace(w, chain, op, f, data, len);
 	chain_update(w, chain, op, f, data, len);
 	return 0;
 }
 
-static int chain_delete(struct lb_worker *w, uint32_t chain,
+/* Unlink and free a record; counted as a delete unless it was dead. */
+static int chain_unlink(struct lb_worker *w, uint32_t chain,
 			const struct found *f)
 {
 	const struct lb_layout *lay = &w->run->lay;
@@ -434,23 +401,84 @@ static int chain_delete(struct lb_worker *w, uint32_t chain,
 	struct lb_record prev;
 
 	if (f->prev) {
-		io_read(w, f->prev, &prev, sizeof(prev));
+		lb_io_read(w, f->prev, &prev, sizeof(prev));
 		j.flags = LB_J_REC;
 		j.rec_off = f->prev;
 		j.rec_old = prev;
-		io_write(w, journal_off(lay, chain), &j, sizeof(j));
+		lb_io_write(w, journal_off(lay, chain), &j, sizeof(j));
 		write_u64(w, f->prev + offsetof(struct lb_record, next),
 			  f->rec.next);
 	} else {
 		j.flags = LB_J_HEAD;
 		j.head_before = f->off;
-		io_write(w, journal_off(lay, chain), &j, sizeof(j));
+		lb_io_write(w, journal_off(lay, chain), &j, sizeof(j));
 		write_u64(w, head_off(lay, chain), f->rec.next);
 	}
 	kill_point(w);
 	journal_clear(w, chain);
-	w->st->deletes++;
+	if (rec_dead(&f->rec))
+		w->st->tdb.dead_purged++;
+	else
+		w->st->deletes++;
 	return rec_free(w, f->off);
+}
+
+static int chain_delete(struct lb_worker *w, uint32_t chain,
+			const struct found *f)
+{
+	if (w->run->cfg->tdb && !lb_tdb_record_probe(w, f->off)) {
+		mark_dead(w, chain, LB_OP_DELETE, f);
+		return 0;
+	}
+	return chain_unlink(w, chain, f);
+}
+
+/*
+ * --tdb: before a delete, the chain's dead records whose probe is granted
+ * now are unlinked and freed, as tdb_delete_hash purges dead records;
+ * those still being read stay for a later delete.
+ */
+static int purge_dead(struct lb_worker *w, uint32_t chain)
+{
+	const struct lb_layout *lay = &w->run->lay;
+	uint64_t off = read_u64(w, head_off(lay, chain));
+	uint64_t prev = 0, steps = 0;
+	struct found f;
+
+	while (off) {
+		if (!rec_off_valid(lay, off) || ++steps > lay->nrecords)
+			lb_worker_die(w, "chain %u is corrupt at offset %llu",
+				      chain, (unsigned long long)off);
+		lb_io_read(w, off, &f.rec, sizeof(f.rec));
+		f.off = off;
+		f.prev = prev;
+		off = f.rec.next;
+		if (!rec_dead(&f.rec) || !lb_tdb_record_probe(w, f.off))
+			prev = f.off;
+		else if (chain_unlink(w, chain, &f))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * --tdb: the record is read under tdb_lock_record's read lock, taken
+ * before the chain lock is dropped, as tdb reads a record it traverses to:
+ * a delete meanwhile finds its probe refused and leaves the record dead.
+ */
+static void fetch_record(struct lb_worker *w, uint32_t chain,
+			 const struct found *f)
+{
+	struct lb_record rec;
+
+	lb_tdb_record_lock(w, f->off);
+	lb_lock_release(w, chain + 1);
+	lb_io_read(w, f->off, &rec, sizeof(rec));
+	lb_busy_wait_us(w->run->cfg->read_us);
+	if (rec.key != f->rec.key)
+		lb_worker_die(w, "record %llu changed under its read lock",
+			      (unsigned long long)f->off);
+	lb_tdb_record_unlock(w, f->off);
 }
 
 static void check_journal(struct lb_worker *w, uint32_t chain)
@@ -459,7 +487,7 @@ static void check_journal(struct lb_worker *w, uint32_t chain)
 
 	if (w->run->cfg->no_repair)
 		return;
-	io_read(w, journal_off(&w->run->lay, chain), &state, sizeof(state));
+	lb_io_read(w, journal_off(&w->run->lay, chain), &state, sizeof(state));
 	if (state == LB_JOURNAL_ACTIVE)
 		lb_table_repair_chain(w, chain);
 }
@@ -500,6 +528,8 @@ int lb_table_op(struct lb_worker *w)
 		return -1;
 	check_journal(w, chain);
 	lb_busy_wait_us(cfg->hold_us);
+	if (cfg->tdb && op == LB_OP_DELETE && purge_dead(w, chain))
+		return -1;
 
 	switch (op) {
 	case LB_OP_FETCH:
@@ -554,7 +584,10 @@ int lb_table_op(struct lb_worker *w)
 	}
 	if (ret)
 		return ret;
-	lb_lock_release(w, chain + 1);
+	if (cfg->tdb && op == LB_OP_FETCH && ok)
+		fetch_record(w, chain, &f);
+	else
+		lb_lock_release(w, chain + 1);
 
 	w->st->ops[op]++;
 	if (ok)
@@ -570,35 +603,15 @@ static bool bit_test_set(uint8_t *bits, uint64_t i)
 	return was;
 }
 
-/*
- * The full check, run by the parent once every worker has ended. It
- * first finishes what a dead holder left behind (as the next locker would
- * have), then walks every chain and the freelist.
- */
-void lb_table_check(struct lb_run *run)
+/* A journal still active is rolled back, unless --no-repair. */
+static void check_journals(struct lb_run *run, struct lb_worker *w)
 {
-	const struct lb_layout *lay = &run->lay;
 	struct lb_result *res = &run->res;
-	struct lb_worker w = {
-		.run = run, .idx = UINT_MAX, .fd = run->fd, .direct = true
-	};
-	uint64_t hash = lay->nlocks - 1;
-	uint8_t *used = calloc(lay->nrecords / 8 + 1, 1);
-	uint8_t *keys = calloc(lay->keys / 8 + 1, 1);
-	uint64_t nfree = 0, nrec = 0, off, expect;
 
-	if (!used || !keys) {
-		lb_result_error(res, "out of memory for the check");
-		goto out;
-	}
-	lb_locks_check(run, &w);
-	if (res->stuck)
-		goto out;
-
-	for (uint32_t c = 0; c < hash; c++) {
+	for (uint32_t c = 0; c < run->lay.nlocks - 1; c++) {
 		struct lb_journal j;
 
-		io_read(&w, journal_off(lay, c), &j, sizeof(j));
+		lb_io_read(w, journal_off(&run->lay, c), &j, sizeof(j));
 		if (j.state == LB_JOURNAL_IDLE)
 			continue;
 		if (j.state != LB_JOURNAL_ACTIVE)
@@ -609,58 +622,75 @@ void lb_table_check(struct lb_run *run)
 				res, "chain %u: torn %s left unrepaired", c,
 				j.op < LB_OPS ? lb_op_names[j.op] : "update");
 		else
-			lb_table_repair_chain(&w, c);
+			lb_table_repair_chain(w, c);
 	}
+}
 
-	for (uint32_t c = 0; c < hash; c++) {
-		uint64_t steps = 0;
+/* One record of chain c; a dead one holds no key. */
+static void check_record(struct lb_run *run, uint32_t c, uint64_t off,
+			 const struct lb_record *r, uint8_t *keys)
+{
+	const struct lb_layout *lay = &run->lay;
+	struct lb_result *res = &run->res;
+	uint32_t rc = r->chain & ~LB_REC_DEAD;
 
-		off = read_u64(&w, head_off(lay, c));
-		while (off) {
-			struct lb_record r;
-			uint64_t i;
+	if (rc != c || key_chain(lay, r->key) != c)
+		lb_result_error(res, "chain %u: key %u belongs to chain %u", c,
+				r->key, key_chain(lay, r->key));
+	else if (r->key >= lay->keys ||
+		 (!rec_dead(r) && bit_test_set(keys, r->key)))
+		lb_result_error(res,
+				"chain %u: key %u duplicated or out of range",
+				c, r->key);
+	if (r->len == 0 || r->len > LB_DATA_MAX || r->csum != record_csum(r))
+		lb_result_error(
+			res,
+			"chain %u: record %llu (key %u) fails its checksum", c,
+			(unsigned long long)off, r->key);
+	if (rec_dead(r) && !run->cfg->tdb)
+		lb_result_error(res, "chain %u: record %llu is marked dead", c,
+				(unsigned long long)off);
+}
 
-			if (!rec_off_valid(lay, off)) {
-				lb_result_error(
-					res, "chain %u: bad record offset %llu",
+static void check_chain(struct lb_run *run, struct lb_worker *w, uint32_t c,
+			uint8_t *used, uint8_t *keys)
+{
+	const struct lb_layout *lay = &run->lay;
+	struct lb_result *res = &run->res;
+	uint64_t off = read_u64(w, head_off(lay, c)), steps = 0, i;
+	struct lb_record r;
+
+	while (off) {
+		if (!rec_off_valid(lay, off)) {
+			lb_result_error(res, "chain %u: bad record offset %llu",
 					c, (unsigned long long)off);
-				break;
-			}
-			i = (off - lay->pool_off) / sizeof(r);
-			if (bit_test_set(used, i) || ++steps > lay->nrecords) {
-				lb_result_error(
-					res,
+			break;
+		}
+		i = (off - lay->pool_off) / sizeof(r);
+		if (bit_test_set(used, i) || ++steps > lay->nrecords) {
+			lb_result_error(res,
 					"chain %u: record %llu reached twice",
 					c, (unsigned long long)off);
-				break;
-			}
-			io_read(&w, off, &r, sizeof(r));
-			nrec++;
-			if (r.chain != c || key_chain(lay, r.key) != c)
-				lb_result_error(
-					res,
-					"chain %u: key %u belongs to chain %u",
-					c, r.key, key_chain(lay, r.key));
-			else if (r.key >= lay->keys ||
-				 bit_test_set(keys, r.key))
-				lb_result_error(
-					res,
-					"chain %u: key %u duplicated or out of range",
-					c, r.key);
-			if (r.len == 0 || r.len > LB_DATA_MAX ||
-			    r.csum != record_csum(&r))
-				lb_result_error(
-					res,
-					"chain %u: record %llu (key %u) fails its checksum",
-					c, (unsigned long long)off, r.key);
-			off = r.next;
+			break;
 		}
+		lb_io_read(w, off, &r, sizeof(r));
+		if (rec_dead(&r))
+			res->dead_records++;
+		else
+			res->records++;
+		check_record(run, c, off, &r, keys);
+		off = r.next;
 	}
+}
 
-	off = read_u64(&w, offsetof(struct lb_header, free_head));
+static void check_freelist(struct lb_run *run, struct lb_worker *w,
+			   uint8_t *used)
+{
+	const struct lb_layout *lay = &run->lay;
+	struct lb_result *res = &run->res;
+	uint64_t off = read_u64(w, offsetof(struct lb_header, free_head)), i;
+
 	while (off) {
-		uint64_t i;
-
 		if (!rec_off_valid(lay, off)) {
 			lb_result_error(res, "freelist: bad offset %llu",
 					(unsigned long long)off);
@@ -674,23 +704,52 @@ void lb_table_check(struct lb_run *run)
 				(unsigned long long)off);
 			break;
 		}
-		nfree++;
-		off = read_u64(&w, off + offsetof(struct lb_record, next));
+		res->free_records++;
+		off = read_u64(w, off + offsetof(struct lb_record, next));
 	}
+}
 
-	res->records = nrec;
-	res->free_records = nfree;
-	if (nrec + nfree != lay->nrecords)
+/*
+ * The full check, run by the parent once every worker has ended. It
+ * first finishes what a dead holder left behind (as the next locker would
+ * have), then walks every chain and the freelist. Dead records (--tdb)
+ * are neither live nor free.
+ */
+void lb_table_check(struct lb_run *run)
+{
+	const struct lb_layout *lay = &run->lay;
+	struct lb_result *res = &run->res;
+	struct lb_worker w = {
+		.run = run, .idx = UINT_MAX, .fd = run->fd, .direct = true
+	};
+	uint8_t *used = calloc(lay->nrecords / 8 + 1, 1);
+	uint8_t *keys = calloc(lay->keys / 8 + 1, 1);
+	uint64_t all, expect;
+
+	if (!used || !keys) {
+		lb_result_error(res, "out of memory for the check");
+		goto out;
+	}
+	lb_locks_check(run, &w);
+	if (res->stuck)
+		goto out;
+	check_journals(run, &w);
+	for (uint32_t c = 0; c < lay->nlocks - 1; c++)
+		check_chain(run, &w, c, used, keys);
+	check_freelist(run, &w, used);
+
+	all = res->records + res->dead_records + res->free_records;
+	if (all != lay->nrecords)
 		lb_result_error(
 			res,
 			"%llu records are neither in a chain nor free (leaked)",
-			(unsigned long long)(lay->nrecords - nrec - nfree));
+			(unsigned long long)(lay->nrecords - all));
 	expect = res->inserts - res->deletes;
-	if (nrec != expect)
+	if (res->records != expect)
 		lb_result_error(
 			res,
 			"table holds %llu records, but %llu inserts - %llu deletes = %llu",
-			(unsigned long long)nrec,
+			(unsigned long long)res->records,
 			(unsigned long long)res->inserts,
 			(unsigned long long)res->deletes,
 			(unsigned long long)expect);
