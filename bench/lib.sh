@@ -28,3 +28,26 @@ stop_tracer() {
 	wait "$tracer" 2>/dev/null || true
 	tracer=
 }
+
+# A tracer started in the background, ready when its probes are in:
+# locktop, bt-waits, bt-figs, floor or clock (see overhead.sh). Uses
+# $locktop, $floor and $here; sets $tracer.
+start_tracer() {
+	case $1 in
+	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
+	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
+	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
+	floor) "$floor" >/dev/null & ;;
+	clock) "$floor" --clock >/dev/null & ;;
+	esac
+	tracer=$!
+	case $1 in
+	locktop) re='^lt_futex_enter$' ;;
+	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
+	*) re='^floor_exit$' ;;
+	esac
+	wait_progs "$re" || { echo "overhead: $1 did not attach" >&2; exit 1; }
+	# Steady state: locktop's first sampling window of the kernel's
+	# BPF statistics (at most a second) is over.
+	sleep 1.2
+}

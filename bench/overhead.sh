@@ -52,27 +52,6 @@ run_lb() {
 	done | awk '{ t += $1 } END { print t }'
 }
 
-# A tracer started in the background, ready when its probes are in.
-start_tracer() {
-	case $1 in
-	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
-	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
-	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
-	floor) "$floor" >/dev/null & ;;
-	clock) "$floor" --clock >/dev/null & ;;
-	esac
-	tracer=$!
-	case $1 in
-	locktop) re='^lt_futex_enter$' ;;
-	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
-	*) re='^floor_exit$' ;;
-	esac
-	wait_progs "$re" || { echo "overhead: $1 did not attach" >&2; exit 1; }
-	# Steady state: locktop's first sampling window of the kernel's
-	# BPF statistics (at most a second) is over.
-	sleep 1.2
-}
-
 # Whether tracer $1 measures anything on backend $2.
 applies() { [ "$1" != bt-figs ] || [ "$2" = fcntl ]; }
 
