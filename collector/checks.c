@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
@@ -100,6 +101,35 @@ static int check_tracefs(char *err, size_t len)
 		    "(/sys/kernel/tracing/%s is missing); it needs "
 		    "CONFIG_FTRACE_SYSCALLS=y",
 		    futex_tp);
+}
+
+#define INIT_PIDNS_INO 0xEFFFFFFCU /* the kernel's PROC_PID_INIT_INO */
+
+int lt_pid_namespace(uint64_t *ino, char *err, size_t err_len)
+{
+	struct stat st;
+	char self[32];
+	ssize_t n;
+
+	*ino = 0;
+	/* What /proc calls us: a /proc of another namespace names every
+	 * process the probes name wrongly. */
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if (strtol(self, NULL, 10) != getpid())
+			return fail(err, err_len, -EXDEV,
+				    "/proc shows another PID namespace's "
+				    "processes (it calls locktop %s, this "
+				    "namespace %d); mount this namespace's: "
+				    "mount -t proc proc /proc (or unshare "
+				    "--mount-proc)",
+				    self, (int)getpid());
+	}
+	if (stat("/proc/self/ns/pid", &st) || st.st_ino == INIT_PIDNS_INO)
+		return 0;
+	*ino = st.st_ino;
+	return 0;
 }
 
 int lt_check_environment(char *err, size_t err_len)

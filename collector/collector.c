@@ -33,6 +33,7 @@
 #include "filelock.skel.h"
 #include "fileio.skel.h"
 #include "reader.skel.h"
+#include "pidns.skel.h"
 
 _Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
 	       "collector and probe histograms must match");
@@ -2974,13 +2975,68 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 	return 0;
 }
 
-#define SET_TARGETS(skel, opts, obj)                              \
+#define SET_TARGETS(skel, opts, obj, ns)                          \
 	do {                                                      \
 		(skel)->rodata->targ_filter = (opts)->n_pids > 0; \
 		(skel)->rodata->targ_self = getpid();             \
 		(skel)->rodata->targ_stacks = (opts)->stacks;     \
 		(skel)->rodata->targ_obj = (obj);                 \
+		(skel)->rodata->targ_pidns_ino = (ns)->ino;       \
+		(skel)->rodata->targ_pidns_level = (ns)->level;   \
 	} while (0)
+
+struct pidns {
+	uint64_t ino; /* 0: the initial namespace */
+	__u32 level;
+};
+
+/* The depth of our PID namespace, which only a BPF program can see. */
+static int pidns_level(struct pidns *ns, char *err, size_t err_len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	struct pidns_bpf *skel = pidns_bpf__open_and_load();
+	int ret;
+
+	if (!skel) {
+		ret = errno ? -errno : -EINVAL;
+	} else {
+		/* Run here, by this thread: the program reads its task. */
+		ret = bpf_prog_test_run_opts(
+			bpf_program__fd(skel->progs.lt_pidns), &opts);
+		if (!ret && (skel->bss->inum != ns->ino || !skel->bss->level))
+			ret = -ESRCH;
+		ns->level = skel->bss->level;
+		pidns_bpf__destroy(skel);
+	}
+	if (ret)
+		snprintf(err, err_len,
+			 "cannot find where this PID namespace lies: %s",
+			 strerror(-ret));
+	return ret;
+}
+
+/*
+ * What the probes must know before they load. In a PID namespace other
+ * than the initial one they name processes as it does (the traced set,
+ * -p and our own PID are in its numbers, and so is its /proc).
+ */
+static int set_targets(struct lt_collector *c, const struct lt_options *opts,
+		       char *err, size_t err_len)
+{
+	struct pidns ns = { 0 };
+	int ret;
+
+	ret = lt_pid_namespace(&ns.ino, err, err_len);
+	if (!ret && ns.ino)
+		ret = pidns_level(&ns, err, err_len);
+	if (ret)
+		return ret;
+	SET_TARGETS(c->futex, opts, LT_OBJ_FUTEX, &ns);
+	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK, &ns);
+	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO, &ns);
+	SET_TARGETS(c->reader, opts, LT_OBJ_NR, &ns);
+	return 0;
+}
 
 #define CALIB_RUNS 300
 #define CALIB_READS 16 /* clock reads per run of lt_calib_clock */
@@ -3095,10 +3151,9 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 			 strerror(errno));
 		goto cleanup;
 	}
-	SET_TARGETS(c->futex, opts, LT_OBJ_FUTEX);
-	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK);
-	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO);
-	SET_TARGETS(c->reader, opts, LT_OBJ_NR);
+	ret = set_targets(c, opts, err, err_len);
+	if (ret)
+		goto cleanup;
 	/* Run once by fill_slots(), never attached. */
 	bpf_program__set_autoattach(c->filelock->progs.lt_fill_owners, false);
 	/* Snapshots of new stacks take preallocated room only when asked. */

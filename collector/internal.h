@@ -14,6 +14,14 @@
  */
 int lt_check_environment(char *err, size_t err_len);
 
+/*
+ * locktop's PID namespace (the inode of /proc/self/ns/pid), for the
+ * probes to name processes as it does; 0 in the initial namespace,
+ * where the kernel's numbers are its own. Returns 0, or a negative errno
+ * with a message in err when /proc is another namespace's.
+ */
+int lt_pid_namespace(uint64_t *ino, char *err, size_t err_len);
+
 /* One line of /proc/PID/maps. */
 struct lt_vma {
 	uint64_t start, end, pgoff;

@@ -15,6 +15,16 @@ const volatile __u32 targ_self = 0; /* our own tgid, never traced */
 const volatile bool targ_stacks = false; /* record stacks of waits */
 const volatile __u32 targ_obj = 0; /* enum lt_probe_obj: which this is */
 
+/*
+ * locktop's PID namespace (the inode of /proc/self/ns/pid) and its depth
+ * (1 for a child of the initial one), set only when it is not the
+ * initial one: the probes then name processes and threads as that
+ * namespace does, as its /proc and its user do. Left 0, every branch on
+ * them goes at load.
+ */
+const volatile __u64 targ_pidns_ino = 0;
+const volatile __u32 targ_pidns_level = 0;
+
 /* Advanced by the collector once per interval; see struct lt_lock_stat. */
 __u64 epoch = 0;
 
@@ -256,9 +266,74 @@ static __always_inline void count_drop(__u32 reason)
 		(*n)++;
 }
 
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+/*
+ * The number pid p has in locktop's namespace, or 0 when it has none
+ * there (a task of an outer namespace). A pid has a number in its own
+ * namespace and in each one above it, at each one's depth: plain loads
+ * at a place fixed at load, no helper.
+ */
+static __always_inline __u32 pid_nr_here(struct pid *p)
+{
+	if (!p || p->level < targ_pidns_level)
+		return 0;
+	if (p->numbers[targ_pidns_level].ns->ns.inum != targ_pidns_ino)
+		return 0; /* a sibling namespace at the same depth */
+	return p->numbers[targ_pidns_level].nr;
+}
+
+/* task's tgid << 32 | pid in locktop's namespace; see pid_nr_here(). */
+static __always_inline __u64 task_ids_here(struct task_struct *task)
+{
+	__u32 tgid = pid_nr_here(task->signal->pids[PIDTYPE_TGID]);
+
+	if (!tgid)
+		return 0;
+	return (__u64)tgid << 32 | pid_nr_here(task->thread_pid);
+}
+
+/*
+ * The current thread's tgid << 32 | pid as bpf_get_current_pid_tgid()
+ * gives them, but in locktop's namespace when that is not the initial
+ * one: the numbers the collector finds in /proc and the user gives. 0
+ * for a thread of an outer namespace, which locktop cannot name.
+ */
+static __always_inline __u64 current_ids(void)
+{
+	if (!targ_pidns_ino)
+		return bpf_get_current_pid_tgid();
+	return task_ids_here(bpf_get_current_task_btf());
+}
+
+/*
+ * A tgid the kernel gives in its own numbering (the initial
+ * namespace's: a file lock's flc_pid), in locktop's; 0 when the process
+ * is gone or has no number there.
+ */
+static __always_inline __u32 kernel_tgid_here(__s32 tgid)
+{
+	struct task_struct *task;
+	__u64 ids;
+
+	if (!targ_pidns_ino)
+		return (__u32)tgid;
+	if (tgid <= 0)
+		return 0;
+	task = bpf_task_from_pid(tgid);
+	if (!task)
+		return 0;
+	ids = task_ids_here(task);
+	bpf_task_release(task);
+	return ids >> 32;
+}
+
 static __always_inline bool wanted(__u32 tgid)
 {
-	if (tgid == targ_self)
+	/* 0: a process of a namespace outside locktop's (current_ids()).
+	 * No task that makes these calls is 0 to the kernel itself. */
+	if (!tgid || tgid == targ_self)
 		return false;
 	return !targ_filter || bpf_map_lookup_elem(&traced, &tgid);
 }

@@ -80,7 +80,7 @@ static __always_inline struct lt_proc_io *proc_io_of(__u32 tgid)
 /* A call starts: its file and time go in the thread's storage. */
 static __always_inline int io_begin(int fd, __u32 write)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = current_ids() >> 32;
 	struct lt_thread *th;
 	struct inode *inode;
 	struct file *f;
@@ -121,7 +121,7 @@ static __always_inline void name_file(__u32 slot, int fd, __u32 tgid)
 
 static __always_inline int io_end(long ret)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = current_ids() >> 32;
 	struct lt_file_key key;
 	struct lt_thread_locks *tl;
 	struct lt_thread *th;

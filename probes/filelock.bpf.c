@@ -603,6 +603,8 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	}
 	/* Releases come first: an exit's comes after the process has left
 	 * the traced set, and only holds it took are in the map. */
+	if (targ_pidns_ino)
+		tgid = current_ids() >> 32; /* tid stays the kernel's */
 	if (!wanted(tgid))
 		return 0;
 	if (!ret) {
@@ -613,7 +615,9 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 		/* A conflict is found before any merge: the range is the
 		 * request's. */
 		blocker = fl->c.flc_blocker;
-		deferred(&lock, fl, tgid, blocker ? blocker->flc_pid : 0);
+		/* flc_pid is the kernel's own (initial namespace) tgid. */
+		deferred(&lock, fl, tgid,
+			 blocker ? kernel_tgid_here(blocker->flc_pid) : 0);
 		return 0;
 	}
 	if (ret != -EAGAIN && ret != -EACCES && ret != -EDEADLK)

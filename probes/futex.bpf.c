@@ -324,8 +324,7 @@ static __always_inline bool futex_kind(__u32 kind)
 static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 				      __u32 kind, __u32 cmd)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
+	__u32 tgid = current_ids() >> 32;
 	struct lt_inflight *in;
 	struct lt_thread *th;
 	struct lt_ident *c;
@@ -389,7 +388,6 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 
 static __always_inline int wait_end(void *ctx, long ret)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_inflight *in;
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
@@ -397,12 +395,13 @@ static __always_inline int wait_end(void *ctx, long ret)
 	bool created = false;
 	__u64 delta, uaddr;
 	__s32 no_slot = LT_NO_SLOT;
-	__u32 word;
+	__u32 word, tgid;
 
 	th = this_thread(false);
 	if (!th || !th->wait.ts || !futex_kind(th->wait.lock.kind))
 		return 0;
 	in = &th->wait;
+	tgid = in->tgid; /* as wait_begin() named it */
 	delta = bpf_ktime_get_ns() - in->ts;
 	uaddr = in->uaddr;
 	if (in->gen != slot_gen)
@@ -475,8 +474,7 @@ static __always_inline int wake(__u64 uaddr, bool private)
 {
 	static const __u32 kinds[3] = { LT_PK_FUTEX, LT_PK_FUTEX_COND,
 					LT_PK_FUTEX_PI };
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, first, i;
+	__u32 tgid = current_ids() >> 32, first, i;
 	struct lt_lock_key key;
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
@@ -617,6 +615,13 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 	count_run();
 	if (!targ_filter || ptgid == ctgid)
 		return 0;
+	if (targ_pidns_ino) {
+		/* The traced set holds the numbers of locktop's namespace. */
+		ptgid = task_ids_here(parent) >> 32;
+		ctgid = task_ids_here(child) >> 32;
+		if (!ptgid || !ctgid)
+			return 0;
+	}
 	if (!bpf_map_lookup_elem(&traced, &ptgid))
 		return 0;
 	if (bpf_map_update_elem(&traced, &ctgid, &one, BPF_ANY))
@@ -636,9 +641,18 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tgid = task->tgid, tid = task->pid;
-	__u64 ended = (__u64)tid << 32 | tgid;
+	__u64 ended, ids;
 
 	count_run();
+	if (targ_pidns_ino) {
+		/* Named as the probes named it while it ran. */
+		ids = task_ids_here(task);
+		tgid = ids >> 32;
+		tid = (__u32)ids;
+		if (!tgid)
+			return 0; /* never seen: outside locktop's namespace */
+	}
+	ended = (__u64)tid << 32 | tgid;
 	if (!group_dead) {
 		if (tid != tgid && wanted(tgid))
 			bpf_map_push_elem(&ended_threads, &ended, BPF_EXIST);
