@@ -2,250 +2,23 @@
 /* locktop diff: two recordings, kind by kind and lock by lock. */
 #include <argp.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/wait.h>
 #include <json-c/json.h>
 #include "diff.h"
-
-#define KIND_ALL (-1)
-
-const char *diff_verdict_name(enum diff_verdict v)
-{
-	return v == DIFF_BETTER ? "better" : v == DIFF_WORSE ? "worse" : "same";
-}
-
-enum diff_verdict diff_judge(const struct diff_rule *rule,
-			     const struct diff_side *b,
-			     const struct diff_side *a)
-{
-	double d = a->value - b->value;
-	double noise =
-		rule->sigma * sqrt(b->noise * b->noise + a->noise * a->noise);
-
-	if (d == 0 || fabs(d) <= noise)
-		return DIFF_SAME;
-	if (b->value > 0 && fabs(d) / b->value * 100 <= rule->threshold_pct)
-		return DIFF_SAME;
-	return d < 0 ? DIFF_BETTER : DIFF_WORSE;
-}
-
-/* The figures of one row (a kind, all lock kinds, or one lock) in a set. */
-static void row_fig(const struct rec_set *s, int kind, const char *key,
-		    bool all_kinds, struct rec_fig *out)
-{
-	const struct rec_lock *l;
-	int k;
-
-	memset(out, 0, sizeof(*out));
-	if (key) {
-		l = rec_set_find(s, key);
-		if (l)
-			*out = l->fig;
-		return;
-	}
-	if (kind >= 0) {
-		*out = s->kinds[kind];
-		return;
-	}
-	for (k = 0; k < LT_KIND_NR; k++)
-		if (all_kinds || lt_kind_is_lock((enum lt_kind)k))
-			rec_fig_add(out, &s->kinds[k]);
-}
-
-/*
- * A total is a sum of per-interval rates times the intervals' lengths:
- * with s the spread (standard deviation) of the rates, its standard error
- * is s * sqrt(sum of len^2), which is s * T / sqrt(n) for n equal
- * intervals. A percentile does not add up; its noise is the standard
- * error of the per-interval percentiles. Short intervals (the partial
- * last one) would exaggerate the spread and are left out of s.
- */
-double diff_noise(const struct record *r, int kind, const char *key,
-		  bool all_kinds, enum rec_metric m)
-{
-	double max_len = 0, sum = 0, sum2 = 0, len2 = 0, mean, var, x;
-	struct rec_fig f;
-	size_t i, n = 0;
-
-	for (i = 0; i < r->n_intervals; i++) {
-		double len = r->intervals[i].interval_s;
-
-		if (len > max_len)
-			max_len = len;
-		len2 += len * len;
-	}
-	if (max_len <= 0)
-		return 0;
-	for (i = 0; i < r->n_intervals; i++) {
-		const struct rec_set *s = &r->intervals[i];
-
-		if (s->interval_s < max_len / 2)
-			continue;
-		row_fig(s, kind, key, all_kinds, &f);
-		if (m == REC_P99) {
-			if (!f.waits)
-				continue;
-			x = (double)rec_fig_metric(&f, m);
-		} else {
-			x = (double)rec_fig_metric(&f, m) / s->interval_s;
-		}
-		sum += x;
-		sum2 += x * x;
-		n++;
-	}
-	if (n < 2)
-		return 0;
-	mean = sum / (double)n;
-	var = (sum2 - (double)n * mean * mean) / (double)(n - 1);
-	if (!(var > 0))
-		return 0;
-	if (m == REC_P99)
-		return sqrt(var / (double)n);
-	return sqrt(var * len2);
-}
-
-/* ---- --fail-if ---- */
-
-int diff_gate_parse(const char *text, struct diff_gate *g, char *err,
-		    size_t err_len)
-{
-	char name[64], *end;
-	const char *p = text, *op, *dot;
-	size_t n;
-	double v, scale = 1;
-	int m;
-
-	memset(g, 0, sizeof(*g));
-	snprintf(g->text, sizeof(g->text), "%s", text);
-	g->kind = KIND_ALL;
-	op = strpbrk(text, "<>");
-	if (!op) {
-		snprintf(err, err_len,
-			 "--fail-if '%s': want METRIC>VALUE or METRIC<VALUE, "
-			 "e.g. 'wait_time>+10%%'",
-			 text);
-		return -1;
-	}
-	g->op = *op;
-	while (*p == ' ')
-		p++;
-	n = (size_t)(op - p);
-	while (n && p[n - 1] == ' ')
-		n--;
-	if (!n || n >= sizeof(name)) {
-		snprintf(err, err_len, "--fail-if '%s': no metric before '%c'",
-			 text, g->op);
-		return -1;
-	}
-	memcpy(name, p, n);
-	name[n] = '\0';
-	dot = strchr(name, '.');
-	if (dot) {
-		int k;
-
-		name[dot - name] = '\0';
-		k = strcmp(name, "all") ? lt_kind_parse(name) : KIND_ALL;
-		if (k < 0 && strcmp(name, "all")) {
-			snprintf(err, err_len,
-				 "--fail-if '%s': unknown kind '%s' (futex, "
-				 "futex-pi, fcntl, ofd, flock, kernel, spin, "
-				 "futex-cond or all)",
-				 text, name);
-			return -1;
-		}
-		g->kind = k;
-		memmove(name, dot + 1, strlen(dot + 1) + 1);
-	}
-	m = rec_metric_parse(name);
-	if (m < 0) {
-		snprintf(err, err_len,
-			 "--fail-if '%s': unknown metric '%s' (waits, "
-			 "wait_time, hold_time, p99, contended, "
-			 "trylock_failures)",
-			 text, name);
-		return -1;
-	}
-	g->metric = (enum rec_metric)m;
-	p = op + 1;
-	while (*p == ' ')
-		p++;
-	g->mode = (*p == '+' || *p == '-') ? GATE_DELTA : GATE_VALUE;
-	errno = 0;
-	v = strtod(p, &end);
-	if (errno || end == p || !isfinite(v) || !strncasecmp(p, "nan", 3) ||
-	    !strncasecmp(p + (*p == '+' || *p == '-'), "inf", 3)) {
-		snprintf(err, err_len, "--fail-if '%s': '%s' is not a number",
-			 text, p);
-		return -1;
-	}
-	if (*end == '%') {
-		g->mode = GATE_REL;
-		end++;
-	} else if (rec_metric_is_time(g->metric)) {
-		if (!strncmp(end, "ns", 2))
-			end += 2;
-		else if (!strncmp(end, "us", 2))
-			scale = 1e3, end += 2;
-		else if (!strncmp(end, "ms", 2))
-			scale = 1e6, end += 2;
-		else if (*end == 's')
-			scale = 1e9, end++;
-	}
-	while (*end == ' ')
-		end++;
-	if (*end) {
-		snprintf(err, err_len,
-			 "--fail-if '%s': unexpected '%s' after the value "
-			 "(%s)",
-			 text, end,
-			 rec_metric_is_time(g->metric) ?
-				 "a time takes ns, us, ms or s, or %" :
-				 "a count takes no unit, or %");
-		return -1;
-	}
-	if (g->mode == GATE_VALUE && v < 0) {
-		snprintf(err, err_len, "--fail-if '%s': negative value", text);
-		return -1;
-	}
-	g->value = v * scale;
-	return 0;
-}
-
-bool diff_gate_crossed(const struct diff_gate *g, double b, double a,
-		       double *seen)
-{
-	double x;
-
-	switch (g->mode) {
-	case GATE_REL:
-		x = b > 0 ? (a - b) / b * 100 : a > 0 ? INFINITY : 0;
-		break;
-	case GATE_DELTA:
-		x = a - b;
-		break;
-	default:
-		x = a;
-		break;
-	}
-	*seen = x;
-	return g->op == '>' ? x > g->value : x < g->value;
-}
 
 /* ---- the comparison ---- */
 
 struct row {
 	char label[LT_NAME_LEN]; /* "all", a kind, or a lock key */
-	int kind; /* KIND_ALL for the sum of the kinds */
+	int kind; /* DIFF_KIND_ALL for the sum of the kinds */
 	bool is_lock;
 	bool in[2]; /* present before / after */
 	struct diff_side side[REC_METRIC_NR][2];
-	enum diff_verdict verdict[REC_METRIC_NR];
+	struct diff_judgement judged[REC_METRIC_NR];
 };
 
 struct cmp {
@@ -265,17 +38,21 @@ static void fill_row(struct cmp *c, struct row *r, const char *key)
 	int s, m;
 
 	for (s = 0; s < 2; s++) {
-		row_fig(&c->rec[s]->final, r->kind, key, c->all_kinds, &f);
+		diff_row_fig(&c->rec[s]->final, r->kind, key, c->all_kinds, &f);
 		for (m = 0; m < REC_METRIC_NR; m++) {
-			r->side[m][s].value = (double)rec_fig_metric(&f, m);
-			r->side[m][s].noise = diff_noise(c->rec[s], r->kind,
-							 key, c->all_kinds,
-							 (enum rec_metric)m);
+			struct diff_side *sd = &r->side[m][s];
+
+			sd->value = (double)rec_fig_metric(&f, m);
+			sd->events = diff_events(&f, m);
+			sd->noise = diff_noise_n(c->rec[s], r->kind, key,
+						 c->all_kinds,
+						 (enum rec_metric)m,
+						 &sd->intervals);
 		}
 	}
 	for (m = 0; m < REC_METRIC_NR; m++)
-		r->verdict[m] =
-			diff_judge(&c->rule, &r->side[m][0], &r->side[m][1]);
+		diff_judge(&c->rule, m, &r->side[m][0], &r->side[m][1],
+			   &r->judged[m]);
 }
 
 static bool row_active(const struct row *r)
@@ -310,7 +87,7 @@ static int compare(struct cmp *c)
 	c->kinds = calloc(LT_KIND_NR + 1, sizeof(*c->kinds));
 	if (!c->kinds)
 		return -ENOMEM;
-	for (k = KIND_ALL; k < LT_KIND_NR; k++) {
+	for (k = DIFF_KIND_ALL; k < LT_KIND_NR; k++) {
 		struct row *r = &c->kinds[c->n_kinds];
 
 		if (k >= 0 && !c->all_kinds && !lt_kind_is_lock(k))
@@ -429,7 +206,7 @@ static void describe(FILE *out, const char *what, const char *path,
 
 static void text_rows(FILE *out, const struct row *rows, size_t n)
 {
-	char bv[24], av[24], ch[24];
+	char bv[24], av[24], ch[24], vd[48];
 	size_t i;
 	int m;
 
@@ -446,7 +223,8 @@ static void text_rows(FILE *out, const struct row *rows, size_t n)
 				   sizeof(ch));
 			fprintf(out, "  %-18s %12s → %-12s %9s  %s\n",
 				rec_metric_label(m), bv, av, ch,
-				diff_verdict_name(r->verdict[m]));
+				diff_judgement_text(&r->judged[m], vd,
+						    sizeof(vd)));
 		}
 	}
 }
@@ -454,7 +232,7 @@ static void text_rows(FILE *out, const struct row *rows, size_t n)
 static void md_rows(FILE *out, const struct row *rows, size_t n,
 		    const char *first)
 {
-	char bv[24], av[24], ch[24];
+	char bv[24], av[24], ch[24], vd[48];
 	size_t i;
 	int m;
 
@@ -464,6 +242,11 @@ static void md_rows(FILE *out, const struct row *rows, size_t n,
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
 		for (m = 0; m < REC_METRIC_NR; m++) {
+			enum diff_verdict v = r->judged[m].verdict;
+			/* Better and worse stand out. */
+			const char *em =
+				v == DIFF_BETTER || v == DIFF_WORSE ? "**" : "";
+
 			if (!metric_shown(r, m))
 				continue;
 			fmt_value(m, r->side[m][0].value, bv, sizeof(bv));
@@ -476,10 +259,10 @@ static void md_rows(FILE *out, const struct row *rows, size_t n,
 			fputc('`', out);
 			fputs(presence(r), out);
 			fprintf(out, " | %s | %s | %s | %s | %s%s%s |\n",
-				rec_metric_label(m), bv, av, ch,
-				r->verdict[m] ? "**" : "",
-				diff_verdict_name(r->verdict[m]),
-				r->verdict[m] ? "**" : "");
+				rec_metric_label(m), bv, av, ch, em,
+				diff_judgement_text(&r->judged[m], vd,
+						    sizeof(vd)),
+				em);
 		}
 	}
 }
@@ -511,6 +294,12 @@ static json_object *meta_json(const char *path, const struct record *r)
 			       r->exit_status >= 0 ?
 				       json_object_new_int(r->exit_status) :
 				       NULL);
+	json_object_object_add(
+		o, "cpu_user_s",
+		r->has_cpu ? json_object_new_double(r->cpu_user_s) : NULL);
+	json_object_object_add(
+		o, "cpu_sys_s",
+		r->has_cpu ? json_object_new_double(r->cpu_sys_s) : NULL);
 	return o;
 }
 
@@ -559,145 +348,20 @@ static json_object *rows_json(const struct row *rows, size_t n)
 				json_object_new_double(sd[1].noise));
 			json_object_object_add(
 				v, "verdict",
-				json_object_new_string(
-					diff_verdict_name(r->verdict[m])));
+				json_object_new_string(diff_verdict_name(
+					r->judged[m].verdict)));
+			json_object_object_add(
+				v, "reason",
+				r->judged[m].reason[0] ?
+					json_object_new_string(
+						r->judged[m].reason) :
+					NULL);
 			json_object_object_add(ms, rec_metric_name(m), v);
 		}
 		json_object_object_add(o, "metrics", ms);
 		json_object_array_add(a, o);
 	}
 	return a;
-}
-
-/* ---- the plot ---- */
-
-static int write_series(const char *path, const struct record *r,
-			bool all_kinds)
-{
-	FILE *f = fopen(path, "we");
-	double t = 0;
-	struct rec_fig fig;
-	size_t i;
-
-	if (!f)
-		return -1;
-	for (i = 0; i < r->n_intervals; i++) {
-		const struct rec_set *s = &r->intervals[i];
-
-		t += s->interval_s;
-		row_fig(s, KIND_ALL, NULL, all_kinds, &fig);
-		fprintf(f, "%.3f %.6f\n", s->elapsed_s > 0 ? s->elapsed_s : t,
-			(double)fig.wait_ns / 1e6);
-	}
-	if (!r->n_intervals)
-		fprintf(f, "0 0\n");
-	return fclose(f) ? -1 : 0;
-}
-
-/* gnuplot strings are in single quotes, where '' is a quote. */
-static void gp_string(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		if ((unsigned char)*s >= ' ')
-			fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
-static int run_gnuplot(const char *script, char *err, size_t err_len)
-{
-	int status;
-	pid_t pid;
-
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, err_len, "--plot: fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		execlp("gnuplot", "gnuplot", script, (char *)NULL);
-		fprintf(stderr, "locktop: cannot run gnuplot: %s\n",
-			strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			snprintf(err, err_len, "--plot: waitpid: %s",
-				 strerror(errno));
-			return -1;
-		}
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		snprintf(err, err_len,
-			 "--plot: gnuplot failed (status %d); is it installed "
-			 "(apt-get install gnuplot-nox)?",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		return -1;
-	}
-	return 0;
-}
-
-static int plot(const struct cmp *c, const char *svg, char *err, size_t err_len)
-{
-	static const char *const names[] = { "before.dat", "after.dat",
-					     "plot.gp" };
-	const char *tmp = getenv("TMPDIR");
-	char dir[256], path[3][320], title[600];
-	int s, ret = -1;
-	FILE *f;
-
-	if (!tmp || !*tmp || strlen(tmp) > 200)
-		tmp = "/tmp";
-	snprintf(dir, sizeof(dir), "%s/locktop-plot.XXXXXX", tmp);
-	if (!mkdtemp(dir)) {
-		snprintf(err, err_len,
-			 "--plot: temporary directory in %.200s: %s", tmp,
-			 strerror(errno));
-		return -1;
-	}
-	for (s = 0; s < 3; s++)
-		snprintf(path[s], sizeof(path[s]), "%s/%s", dir, names[s]);
-	for (s = 0; s < 2; s++) {
-		if (write_series(path[s], c->rec[s], c->all_kinds)) {
-			snprintf(err, err_len, "--plot: %.300s: %s", path[s],
-				 strerror(errno));
-			goto out;
-		}
-	}
-	f = fopen(path[2], "we");
-	if (!f) {
-		snprintf(err, err_len, "--plot: %.300s: %s", path[2],
-			 strerror(errno));
-		goto out;
-	}
-	fprintf(f, "set terminal svg size 900,450 dynamic "
-		   "background rgb 'white'\nset output ");
-	gp_string(f, svg);
-	fprintf(f, "\nset title 'Lock wait time per interval'\n"
-		   "set xlabel 'seconds since the start'\n"
-		   "set ylabel 'wait time in the interval (ms)'\n"
-		   "set grid\nset key outside bottom center horizontal\n"
-		   "set yrange [0:*]\nplot ");
-	for (s = 0; s < 2; s++) {
-		snprintf(title, sizeof(title), "%s: %.500s",
-			 s ? "after" : "before", c->path[s]);
-		gp_string(f, path[s]);
-		fprintf(f, " using 1:2 with linespoints lw 2 title ");
-		gp_string(f, title);
-		fprintf(f, "%s", s ? "\n" : ", ");
-	}
-	if (fclose(f)) {
-		snprintf(err, err_len, "--plot: %s", strerror(errno));
-		goto out;
-	}
-	ret = run_gnuplot(path[2], err, err_len);
-out:
-	for (s = 0; s < 3; s++)
-		unlink(path[s]);
-	rmdir(dir);
-	return ret;
 }
 
 /* ---- the command ---- */
@@ -730,8 +394,13 @@ static const char diff_doc[] =
 	"Matches locks by their key (kind, file and offset, or image and "
 	"offset), never by address or PID, and prints for each kind and each "
 	"lock the waits, wait time, hold time and p99 wait before and after, "
-	"the change, and a verdict: better, worse, or same when the change "
-	"is within the noise of the recorded intervals.\n"
+	"the change, and a verdict: better, worse, same when the change is "
+	"within the noise of the recorded intervals, or unclear when the "
+	"records hold too little to judge by: unclear (2 intervals), "
+	"unclear (6 waits), or unclear (noise ±150%) when the noise hides "
+	"a change of twofold or more. A figure new in AFTER, or gone from "
+	"it, is worse or better. The output opens with the elapsed time and "
+	"the command's CPU time (user+sys), before → after.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  locktop diff fcntl.rec mutex.rec\n"
@@ -844,12 +513,16 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 
 static void print_text(FILE *out, const struct cmp *c, size_t n_locks)
 {
+	diff_run_text(out, c->rec, c->path);
 	describe(out, "before", c->path[0], c->rec[0], false);
 	describe(out, "after", c->path[1], c->rec[1], false);
 	fprintf(out,
 		"verdict: same when the change is within %g standard errors of "
-		"the per-interval spread, or within %g%%\n\n",
-		c->rule.sigma, c->rule.threshold_pct);
+		"the per-interval spread, or within %g%%; unclear when a "
+		"record has fewer than %d intervals or %d waits to judge by, "
+		"or the noise hides a change of %gx or more\n\n",
+		c->rule.sigma, c->rule.threshold_pct, VERDICT_MIN_INTERVALS,
+		VERDICT_MIN_EVENTS, VERDICT_SAME_RATIO);
 	fprintf(out, "KINDS%*s%12s   %-12s %9s  %s\n", 16, "", "BEFORE",
 		"AFTER", "CHANGE", "VERDICT");
 	text_rows(out, c->kinds, c->n_kinds);
@@ -861,7 +534,8 @@ static void print_text(FILE *out, const struct cmp *c, size_t n_locks)
 static void print_markdown(FILE *out, const struct cmp *c, size_t n_locks)
 {
 	fprintf(out, "# locktop diff\n\n");
-	fprintf(out, "| | record | host | kernel | start | length |\n");
+	diff_run_markdown(out, c->rec, c->path);
+	fprintf(out, "\n| | record | host | kernel | start | length |\n");
 	fprintf(out, "| --- | --- | --- | --- | --- | --- |\n");
 	describe(out, "before", c->path[0], c->rec[0], true);
 	describe(out, "after", c->path[1], c->rec[1], true);
@@ -873,8 +547,11 @@ static void print_markdown(FILE *out, const struct cmp *c, size_t n_locks)
 		}
 	fprintf(out,
 		"\nVerdict: *same* when the change is within %g standard "
-		"errors of the per-interval spread, or within %g%%.\n\n",
-		c->rule.sigma, c->rule.threshold_pct);
+		"errors of the per-interval spread, or within %g%%; *unclear* "
+		"when a record has fewer than %d intervals or %d waits to "
+		"judge by, or the noise hides a change of %gx or more.\n\n",
+		c->rule.sigma, c->rule.threshold_pct, VERDICT_MIN_INTERVALS,
+		VERDICT_MIN_EVENTS, VERDICT_SAME_RATIO);
 	fprintf(out, "## Kinds\n\n");
 	md_rows(out, c->kinds, c->n_kinds, "kind");
 	fprintf(out, "\n## Locks\n\n%zu of %zu, most wait time first.\n\n",
@@ -952,13 +629,38 @@ static bool report_gates(const struct cmp *c)
 	return any;
 }
 
+/* The whole comparison as one JSON object; takes gates over. */
+static void print_json(FILE *out, const struct cmp *c, size_t n_locks,
+		       json_object *gates, bool crossed)
+{
+	json_object *root = json_object_new_object();
+
+	json_object_object_add(root, "before",
+			       meta_json(c->path[0], c->rec[0]));
+	json_object_object_add(root, "after", meta_json(c->path[1], c->rec[1]));
+	json_object_object_add(root, "sigma",
+			       json_object_new_double(c->rule.sigma));
+	json_object_object_add(root, "threshold_pct",
+			       json_object_new_double(c->rule.threshold_pct));
+	json_object_object_add(root, "kinds", rows_json(c->kinds, c->n_kinds));
+	json_object_object_add(root, "locks", rows_json(c->locks, n_locks));
+	json_object_object_add(root, "fail_if", gates);
+	json_object_object_add(root, "crossed",
+			       json_object_new_boolean(crossed));
+	fprintf(out, "%s\n",
+		json_object_to_json_string_ext(
+			root,
+			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+	json_object_put(root);
+}
+
 int diff_main(int argc, char **argv)
 {
 	static const struct argp argp = { diff_options, diff_parse,
 					  "BEFORE AFTER", diff_doc };
 	struct cmp c = { 0 };
 	struct record *rec[2] = { NULL, NULL };
-	json_object *gates, *root;
+	json_object *gates;
 	char msg[512];
 	FILE *out = stdout;
 	size_t n_locks;
@@ -1010,28 +712,7 @@ int diff_main(int argc, char **argv)
 	}
 	gates = gates_json(&c, &crossed);
 	if (denv.json) {
-		root = json_object_new_object();
-		json_object_object_add(root, "before",
-				       meta_json(c.path[0], c.rec[0]));
-		json_object_object_add(root, "after",
-				       meta_json(c.path[1], c.rec[1]));
-		json_object_object_add(root, "sigma",
-				       json_object_new_double(c.rule.sigma));
-		json_object_object_add(
-			root, "threshold_pct",
-			json_object_new_double(c.rule.threshold_pct));
-		json_object_object_add(root, "kinds",
-				       rows_json(c.kinds, c.n_kinds));
-		json_object_object_add(root, "locks",
-				       rows_json(c.locks, n_locks));
-		json_object_object_add(root, "fail_if", gates);
-		json_object_object_add(root, "crossed",
-				       json_object_new_boolean(crossed));
-		fprintf(out, "%s\n",
-			json_object_to_json_string_ext(
-				root, JSON_C_TO_STRING_PRETTY |
-					      JSON_C_TO_STRING_SPACED));
-		json_object_put(root);
+		print_json(out, &c, n_locks, gates, crossed);
 	} else {
 		if (denv.markdown)
 			print_markdown(out, &c, n_locks);
@@ -1044,7 +725,8 @@ int diff_main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	if (denv.plot && plot(&c, denv.plot, msg, sizeof(msg))) {
+	if (denv.plot && diff_plot(c.rec, c.path, c.all_kinds, denv.plot, msg,
+				   sizeof(msg))) {
 		fprintf(stderr, "locktop diff: %s\n", msg);
 		goto out;
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <json-c/json.h>
@@ -458,7 +459,25 @@ int recorder_add(struct recorder *r, const struct lt_snapshot *s)
 		json_object_to_json_string_ext(o, JSON_FLAGS));
 	json_object_put(o);
 	r->n_intervals++;
-	return ferror(r->f) ? -EIO : 0;
+	/* Each interval reaches the temporary file as it ends. */
+	return fflush(r->f) || ferror(r->f) ? -EIO : 0;
+}
+
+static json_object *j_seconds(const struct timeval *tv)
+{
+	return json_object_new_double((double)tv->tv_sec +
+				      (double)tv->tv_usec / 1e6);
+}
+
+/* The command's CPU time, or null when there is no command to know it. */
+static void put_cpu(FILE *f, int exit_status)
+{
+	struct rusage ru;
+	bool known = exit_status >= 0 && !getrusage(RUSAGE_CHILDREN, &ru);
+
+	put_member(f, "cpu_user_s", known ? j_seconds(&ru.ru_utime) : NULL);
+	fputc(',', f);
+	put_member(f, "cpu_sys_s", known ? j_seconds(&ru.ru_stime) : NULL);
 }
 
 int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
@@ -474,6 +493,8 @@ int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 	fprintf(r->f, ",\n");
 	put_member(r->f, "exit_status",
 		   exit_status >= 0 ? json_object_new_int(exit_status) : NULL);
+	fputc(',', r->f);
+	put_cpu(r->f, exit_status);
 	fputc(',', r->f);
 	put_member(r->f, "ended_by", json_object_new_string(ended_by));
 	fputc(',', r->f);
@@ -595,6 +616,16 @@ static int get_double(struct loader *ld, json_object *o, const char *name,
 		return bad(ld, "%s: \"%s\" is out of range", where, name);
 	*v = d;
 	return 0;
+}
+
+/* A number that may be absent or null: *present says which. */
+static int get_opt_double(struct loader *ld, json_object *o, const char *name,
+			  const char *where, double *v, bool *present)
+{
+	json_object *m;
+
+	*present = json_object_object_get_ex(o, name, &m) && m;
+	return get_double(ld, o, name, where, v);
 }
 
 /* A string member into buf; absent is "". */
@@ -750,6 +781,7 @@ static int load_record(struct loader *ld, json_object *root, struct record *r)
 	json_object *v, *iv;
 	char fmt[64], where[48];
 	int64_t version;
+	bool user, sys;
 	size_t n, i;
 
 	if (!json_object_is_type(root, json_type_object))
@@ -790,7 +822,8 @@ static int load_record(struct loader *ld, json_object *root, struct record *r)
 		    false) ||
 	    get_str(ld, root, "ended_by", "record", r->ended_by,
 		    sizeof(r->ended_by), false) ||
-	    get_double(ld, root, "start_time", "record", &r->start_time))
+	    get_double(ld, root, "start_time", "record", &r->start_time) ||
+	    get_double(ld, root, "interval_s", "record", &r->interval_s))
 		return -1;
 	if (json_object_object_get_ex(root, "exit_status", &v) && v) {
 		if (!json_object_is_type(v, json_type_int) ||
@@ -799,6 +832,13 @@ static int load_record(struct loader *ld, json_object *root, struct record *r)
 			return bad(ld, "\"exit_status\" is out of range");
 		r->exit_status = (int)json_object_get_int64(v);
 	}
+	/* Absent or null without a command, and in older records. */
+	if (get_opt_double(ld, root, "cpu_user_s", "record", &r->cpu_user_s,
+			   &user) ||
+	    get_opt_double(ld, root, "cpu_sys_s", "record", &r->cpu_sys_s,
+			   &sys))
+		return -1;
+	r->has_cpu = user && sys;
 	if (!json_object_object_get_ex(root, "intervals", &iv) || !iv ||
 	    !json_object_is_type(iv, json_type_array))
 		return bad(ld, "\"intervals\" is missing or not an array");

@@ -45,7 +45,9 @@ int recorder_add(struct recorder *r, const struct lt_snapshot *s);
 /*
  * Writes the totals of last (NULL: none were read), syncs and renames the
  * file into place, and frees r. ended_by is "command", "duration" or
- * "signal"; exit_status < 0 means no command.
+ * "signal"; exit_status < 0 means no command, or one not waited for.
+ * With a command that was waited for, the CPU time of the children this
+ * process waited for, which is the command's, goes into the record.
  */
 int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 		    int exit_status, const char *ended_by, char *err,
@@ -116,8 +118,12 @@ struct record {
 	char cmdline[1024];
 	char start[64]; /* ISO 8601, as written */
 	double start_time;
+	double interval_s; /* the requested interval; 0: not recorded */
 	int exit_status; /* -1: no command */
 	char ended_by[16];
+	bool has_cpu; /* the command's CPU time is known */
+	double cpu_user_s;
+	double cpu_sys_s;
 	size_t n_intervals;
 	struct rec_set *intervals;
 	struct rec_set final;

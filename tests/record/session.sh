@@ -34,9 +34,14 @@ echo "ok: --duration"
 # SIGINT: a clean end, the file written; before it, only a temporary file.
 "$locktop" record -o s.rec --interval 0.2 2>err.txt &
 lt=$!
-sleep 2.5
+# Each interval reaches the temporary file as it ends: wait for two.
+for ((i = 0; i < 300; i++)); do
+	tmp=$(ls -A | grep '^\.s\.rec\.' | head -1)
+	[ -n "$tmp" ] && [ "$(grep -o '"elapsed_s"' "$tmp" | wc -l)" -ge 2 ] && break
+	sleep 0.1
+done
 [ -e s.rec ] && fail "s.rec exists before the recording ended"
-ls -A | grep -q '^\.s\.rec\.' || fail "no temporary file while recording: $(ls -A)"
+[ -n "$tmp" ] || fail "no temporary file while recording: $(ls -A)"
 kill -INT "$lt"
 rc=0
 wait "$lt" || rc=$?
@@ -83,10 +88,11 @@ jq -e --argjson p "$sl" '.pids == [$p] and .command == null' p.rec >/dev/null ||
 	fail "p.rec: $(jq -c 'del(.intervals, .final)' p.rec)"
 echo "ok: --pid"
 
-# The seed experiment in one command, at a small size.
+# The seed experiment in one command, at a small size; two chains and a
+# hold keep the fcntl runs contended.
 rc=0
 LOCKTOP=$locktop LOCKBENCH=$lockbench "$compare" -o cmp --interval 0.2 \
-	--common '-n 4 -l 1000 -H 8' 2>err.txt || rc=$?
+	--common '-n 4 -l 1000 -H 2 --hold-us 20' 2>err.txt || rc=$?
 [ "$rc" -eq 0 ] || fail "compare-locks exited $rc: $(cat err.txt)"
 for f in before.rec after.rec before.json after.json diff.txt diff.json \
 	diff.md waits.svg report.md; do
@@ -98,7 +104,7 @@ grep -q '^| `fcntl` | wait time | .* | \*\*better\*\* |$' cmp/report.md ||
 grep -q '<svg' cmp/waits.svg || fail "waits.svg is not SVG"
 rc=0
 LOCKTOP=$locktop LOCKBENCH=$lockbench "$compare" -o cmp2 --interval 0.2 \
-	--common '-n 4 -l 500 -H 8' --fail-if 'fcntl.wait_time>+10%' mutex fcntl \
+	--common '-n 4 -l 500 -H 2 --hold-us 20' --fail-if 'fcntl.wait_time>+10%' mutex fcntl \
 	2>err.txt || rc=$?
 # The mutex run has no fcntl waits, so the gate is crossed whatever the
 # machine's load does to the two runs' totals.

@@ -70,7 +70,9 @@ jq -e '[.locks[] | (.holders + .waiters)[] |
 [ "$(grep -c '^locktop - ' "$tmpdir/pipe.txt")" = 2 ] ||
 	fail "a pipe does not get batch text: $(head -3 "$tmpdir/pipe.txt")"
 grep -q '^locktop summary' "$tmpdir/pipe.txt" || fail "no summary in the pipe"
-"$locktop" -b -d 0.3 -o "$tmpdir/t.txt" -- "$contend" -t 3 -n 3000 -h 20 >/dev/null
+# The command outlives the first interval: a lock is named from its
+# process's maps, which are gone once the process has exited.
+"$locktop" -b -d 0.3 -o "$tmpdir/t.txt" -- "$contend" -t 3 -n 12000 -h 20 >/dev/null
 awk '/^LOCK +KIND +WAITS +TOTAL WAIT +AVG +MAX +PROCESS$/ { h++ }
 	/contend(\)|\+0x[0-9a-f]+) +futex +[0-9]+ / { r++ }
 	END { exit !(h >= 2 && r >= 1) }' "$tmpdir/t.txt" ||
