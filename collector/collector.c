@@ -1620,6 +1620,34 @@ static bool choose(struct lt_collector *c, enum slot_kind kind, size_t row,
  */
 #define RECLAIM_FILL 4 /* a map more than 1/RECLAIM_FILL full is trimmed */
 
+/* The fullest of the kernel's lock, party and file maps, in percent. */
+static unsigned int fill_percent(const struct lt_collector *c)
+{
+	uint64_t l = c->snap.lock_entries * 100 / LT_MAX_LOCKS,
+		 p = c->snap.party_entries * 100 / LT_MAX_PARTIES,
+		 f = (uint64_t)c->file_entries * 100 / LT_MAX_FILES;
+
+	return (unsigned int)(l > p ? (l > f ? l : f) : (p > f ? p : f));
+}
+
+/*
+ * How long a slot must have been idle to go back: the retire time while
+ * the maps have room, an eighth of it past half full, and two intervals
+ * past three quarters, so a store that keeps meeting new byte ranges
+ * (tdb's record locks at moving offsets) finds room for the next ones.
+ */
+static uint64_t idle_age(const struct lt_collector *c, uint64_t age)
+{
+	uint64_t least = 2ULL * c->interval_ms * 1000000ULL, cut = age;
+	unsigned int fill = fill_percent(c);
+
+	if (fill >= 75)
+		cut = least;
+	else if (fill >= 50)
+		cut = age / 8 > least ? age / 8 : least;
+	return cut < age ? cut : age;
+}
+
 static void reclaim_slots(struct lt_collector *c)
 {
 	const struct timespec grace = { .tv_nsec = 2000000L };
@@ -1664,8 +1692,8 @@ static void reclaim_slots(struct lt_collector *c)
 
 	/* Nothing becomes due faster: a busy full map is not scanned on
 	 * every read. */
-	if ((c->snap.lock_entries * RECLAIM_FILL < LT_MAX_LOCKS &&
-	     c->file_entries * RECLAIM_FILL < LT_MAX_FILES) ||
+	age = idle_age(c, age);
+	if (fill_percent(c) * RECLAIM_FILL < 100 ||
 	    c->read_ns - c->scanned_ns < age / 4)
 		return;
 	c->scanned_ns = c->read_ns;
@@ -2783,6 +2811,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	c->snap.file_capacity = LT_MAX_FILES;
 	if (!err)
 		err = read_parties(c);
+	c->snap.party_entries = c->reader->bss->parties_visited;
+	c->snap.party_capacity = LT_MAX_PARTIES;
 	if (!err)
 		err = read_proc_io(c);
 	if (!err)

@@ -25,6 +25,7 @@ __u64 max_epoch = 0; /* per-CPU maxima from this epoch on are this read's */
 __u32 n_locks = 0; /* records written by the last lock read */
 __u32 n_parties = 0; /* by the last party read */
 __u64 visited = 0; /* slots in use at the last lock read */
+__u64 parties_visited = 0; /* party slots in use at the last party read */
 __u32 n_waits = 0; /* waits in flight found by the last wait read */
 
 /* Open-coded task iteration: the reader walks every thread. */
@@ -203,18 +204,22 @@ static long read_party(__u32 at, void *ctx)
 	struct lt_party_stat *v, *here;
 	struct lt_party_key *key;
 	struct lt_party_rec *rec;
-	bool touched;
+	bool touched, used;
 
 	here = bpf_map_lookup_elem(&parties, &at);
 	if (!here)
 		return 1;
 	touched = here->touched >= since;
+	used = here->touched;
 	for (cpu = 0; !touched && cpu < nr_cpus && cpu < LT_MAX_CPUS; cpu++) {
 		if (cpu == this_cpu)
 			continue; /* `here` is this CPU's, checked above */
 		v = bpf_map_lookup_percpu_elem(&parties, &at, cpu);
+		used |= v && v->touched;
 		touched = v && v->touched >= since;
 	}
+	if (used || touched)
+		parties_visited++;
 	if (!touched)
 		return 0;
 	key = bpf_map_lookup_elem(&party_keys, &at);
@@ -241,6 +246,7 @@ SEC("raw_tp")
 int lt_read_parties(void *ctx)
 {
 	n_parties = 0;
+	parties_visited = 0;
 	bpf_loop(high_of(LT_HIGH_PARTIES, LT_MAX_PARTIES), read_party, NULL, 0);
 	return 0;
 }

@@ -358,6 +358,9 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	json_object_object_add(root, "lock_capacity", j_u64(s->lock_capacity));
 	json_object_object_add(root, "file_entries", j_u64(s->file_entries));
 	json_object_object_add(root, "file_capacity", j_u64(s->file_capacity));
+	json_object_object_add(root, "party_entries", j_u64(s->party_entries));
+	json_object_object_add(root, "party_capacity",
+			       j_u64(s->party_capacity));
 	json_object_object_add(root, "kinds", kinds_json(s, totals));
 	json_object_object_add(root, "procs", procs_json(s, totals));
 	json_object_object_add(root, "files", files_json(s, totals));

@@ -1072,8 +1072,8 @@ static int draw_header(struct screen *sc, int cols)
 				 (sc->cumulative ? p : p),
 			 c, sizeof(c)),
 		 s->cpu_percent);
-	/* The fuller of the kernel's lock and file maps: drops start at
-	 * 100%, idle slots go back past 25%. */
+	/* The fullest of the kernel's lock, party and file maps: drops
+	 * start at 100%, idle slots go back past 25%, sooner past 50%. */
 	if (s->lock_capacity || s->file_capacity) {
 		double fill = 0;
 		size_t len = strlen(line);
@@ -1085,6 +1085,10 @@ static int draw_header(struct screen *sc, int cols)
 		    (double)s->file_entries / (double)s->file_capacity > fill)
 			fill = (double)s->file_entries /
 			       (double)s->file_capacity;
+		if (s->party_capacity &&
+		    (double)s->party_entries / (double)s->party_capacity > fill)
+			fill = (double)s->party_entries /
+			       (double)s->party_capacity;
 		snprintf(line + len, sizeof(line) - len, " maps %.0f%%",
 			 fill * 100);
 	}
