@@ -11,10 +11,20 @@
 locktop=$1 lockbench=$2
 require_bpf
 command -v unshare >/dev/null 2>&1 || skip "unshare is not installed"
-unshare --pid --fork --mount-proc true 2>/dev/null ||
-	skip "cannot make a PID namespace"
 
-ns() { unshare --pid --fork --mount-proc "$@"; }
+# ns COMMAND...: COMMAND in a PID namespace of its own, with its own
+# /proc. --mount-proc would make / private first, which fails in a
+# chroot (its root is not a mount point), so the new mount namespace
+# makes just /proc a slave, which sends nothing back, and mounts there.
+cat >"$tmpdir/ns" <<'EOF'
+#!/bin/sh
+exec unshare --pid --fork --mount --propagation unchanged sh -c \
+	'mount --make-rslave /proc && mount -t proc proc /proc && exec "$@"' \
+	ns "$@"
+EOF
+chmod +x "$tmpdir/ns"
+ns() { "$tmpdir/ns" "$@"; }
+ns true 2>"$tmpdir/err" || skip "cannot make a PID namespace: $(cat "$tmpdir/err")"
 
 # within NAME OURS TRUTH PERCENT
 within() {
@@ -97,7 +107,7 @@ comm=$(jq -r --argjson p "$wl" '[.procs[] | select(.pid == $p) | .comm][0] // ""
 
 # Deeper: locktop two namespaces down, its command a third: named by
 # locktop's numbers, which are not the ones lockbench knows itself by.
-ns unshare --pid --fork --mount-proc "$locktop" --batch --json --delay 0.5 \
+ns "$tmpdir/ns" "$locktop" --batch --json --delay 0.5 \
 	--output "$tmpdir/deep.json" -- unshare --pid --fork "$lockbench" \
 	--lock fcntl -n 4 -l 1000 -H 4 --hold-us 20 \
 	--path "$tmpdir/deep.tdb" --json >"$tmpdir/deep-lb.json" ||
