@@ -42,6 +42,8 @@ check_ground_truth() {
 	rule("every loop ran one op"; .ops == .procs * .loops),
 	rule("op counts add up"; .ops == sum(.op_counts[])),
 	rule("contended <= acquires"; .contended <= .acquires),
+	rule("a hold spans at least its inside"; .hold_span_ns >= .hold_ns and
+	     ([.locks[] | .hold_span_ns >= .hold_ns] | all)),
 	rule("percentiles ordered"; .wait_p50_ns <= .wait_p99_ns and .wait_p99_ns <= .wait_max_ns),
 	rule("wait only when contended"; (.contended > 0) or (.wait_ns == 0)),
 	rule("sleeps are part of the waits";
@@ -54,8 +56,10 @@ check_ground_truth() {
 	elif .lock == "mutex" then
 		rule("per-lock sleeps add up, and only adaptive counts its own FUTEX_WAIT calls";
 		     sum(.locks[].slept) == .slept and .futex_waits == 0 and .sleep_ns == 0)
+	elif .lock == "spin" then
+		rule("spin never sleeps"; .slept == 0 and .futex_waits == 0)
 	else
-		rule("only adaptive counts its own FUTEX_WAIT calls"; .slept == 0 and .futex_waits == 0)
+		rule("only adaptive counts its own FUTEX_WAIT calls"; .futex_waits == 0 and .sleep_ns == 0)
 	end,
 	rule("every lock row is consistent"; [.locks[] | .contended <= .acquires and (.contended > 0 or .wait_ns == 0)] | all),
 	if .lock == "flock" then
@@ -86,9 +90,9 @@ check_tdb_truth() {
 	local bad
 	bad=$(printf '%s\n' "$1" | jq -r '
 	def rule(name; cond): if cond then empty else name end;
-	def fields: ["acquires", "trylock_failures", "contended", "wait_ns", "hold_ns"];
+	def fields: ["acquires", "trylock_failures", "contended", "slept", "wait_ns", "hold_ns", "hold_span_ns"];
 	def chains(f): if .lock == "fcntl" or .lock == "ofd" then
-		{acquires, trylock_failures: .contended, contended, wait_ns, hold_ns}[f]
+		{acquires, trylock_failures: .contended, contended, slept, wait_ns, hold_ns, hold_span_ns}[f]
 		else 0 end;
 	rule("tdb is on"; .tdb == true),
 	rule("one open and one active lock per open";
@@ -105,6 +109,12 @@ check_tdb_truth() {
 	     ([.record_locks, .open_lock, .active_lock, .file_locks] |
 	      map(.refused == .trylock_failures - .contended) | all)),
 	rule("only probes are refused"; .open_lock.refused == 0 and .active_lock.refused == 0),
+	rule("a hold spans at least its inside";
+	     ([.record_locks, .open_lock, .active_lock, .file_locks] |
+	      map(.hold_span_ns >= .hold_ns) | all)),
+	rule("a blocking call that slept was contended";
+	     ([.record_locks, .open_lock, .active_lock, .file_locks] |
+	      map(.slept <= .contended) | all)),
 	rule("dead records left = marked - purged"; .dead_records == .dead_marked - .dead_purged),
 	rule("a record is left dead only when its probe was refused";
 	     .dead_marked <= .record_locks.refused),

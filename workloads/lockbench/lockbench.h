@@ -161,13 +161,18 @@ struct lb_lockstat {
 	uint64_t contended;
 	uint64_t wait_ns;
 	/* adaptive: acquisitions that called FUTEX_WAIT at least once;
-	 * mutex: those that slept (a voluntary context switch) */
+	 * mutex, fcntl, ofd, flock: those whose blocking call slept (a
+	 * voluntary context switch) */
 	uint64_t slept;
 	/* adaptive only: the part of the waits spent in FUTEX_WAIT */
 	uint64_t futex_waits; /* FUTEX_WAIT calls */
 	uint64_t sleep_ns; /* time inside those calls */
 	uint64_t hold_ns; /* from the acquire's return to the release's call */
+	/* from the granted call's start to the release's return: the
+	 * hold as the lock saw it lies between hold_ns and this */
+	uint64_t hold_span_ns;
 	uint64_t held_at; /* this worker's: when it last got the lock */
+	uint64_t called_at; /* this worker's: when the granted call began */
 };
 
 /* --tdb: the fcntl locks tdb takes besides its chain and freelist locks. */
@@ -180,10 +185,13 @@ struct lb_flstat {
 	uint64_t acquires; /* granted lock calls */
 	uint64_t trylock_failures; /* refused non-blocking calls */
 	uint64_t contended; /* refused tries followed by a blocking call */
+	uint64_t slept; /* those blocking calls that slept in the kernel */
 	uint64_t wait_ns; /* time in those blocking calls */
 	uint64_t wait_max;
 	uint64_t hold_ns; /* from each grant to the unlock call */
+	uint64_t hold_span_ns; /* from the granted call to the unlock's return */
 	uint64_t held_at; /* this worker's: when it last got the lock */
+	uint64_t called_at; /* this worker's: when the granted call began */
 };
 
 struct lb_tdbstat {
@@ -260,6 +268,7 @@ struct lb_result {
 	uint64_t futex_waits;
 	uint64_t sleep_ns;
 	uint64_t hold_ns;
+	uint64_t hold_span_ns;
 	uint64_t wait_max;
 	uint64_t wait_p50;
 	uint64_t wait_p99;
@@ -313,6 +322,7 @@ struct lb_worker {
 
 /* util.c */
 uint64_t lb_now_ns(void);
+long lb_thread_vcsw(void);
 uint64_t lb_rand(uint64_t *state);
 uint64_t lb_seed_mix(uint64_t seed, uint64_t stream);
 void lb_cpu_relax(void);

@@ -172,7 +172,7 @@ static int flock_lock(struct lb_worker *w, bool wait)
 }
 
 /* The calling thread's voluntary context switches so far. */
-static long thread_vcsw(void)
+long lb_thread_vcsw(void)
 {
 	struct rusage ru;
 
@@ -188,10 +188,10 @@ static long thread_vcsw(void)
 static int mutex_lock(struct lb_worker *w, unsigned idx, bool wait)
 {
 	pthread_mutex_t *m = lock_mutex(w->run, idx);
-	long vcsw = wait ? thread_vcsw() : 0;
+	long vcsw = wait ? lb_thread_vcsw() : 0;
 	int r = wait ? pthread_mutex_lock(m) : pthread_mutex_trylock(m);
 
-	if (wait && thread_vcsw() != vcsw)
+	if (wait && lb_thread_vcsw() != vcsw)
 		w->ls[idx].slept++;
 
 	switch (r) {
@@ -319,11 +319,22 @@ int lb_lock_acquire(struct lb_worker *w, unsigned idx)
 	if (run->cfg->lock == LB_LOCK_FLOCK && w->depth++)
 		return 0;
 	ls = &w->ls[run->cfg->lock == LB_LOCK_FLOCK ? 0 : idx];
+	ls->called_at = lb_now_ns();
 	r = backend_lock(w, idx, false, 0);
 	if (r == ACQ_BUSY) {
+		/* A file lock's blocking call may find the lock free by now;
+		 * whether it slept is what the kernel saw. */
+		bool file = run->cfg->lock == LB_LOCK_FCNTL ||
+			    run->cfg->lock == LB_LOCK_OFD ||
+			    run->cfg->lock == LB_LOCK_FLOCK;
+		long vcsw = file ? lb_thread_vcsw() : 0;
+
 		t0 = lb_now_ns();
+		ls->called_at = t0;
 		r = backend_lock(w, idx, true, t0);
 		dt = lb_now_ns() - t0;
+		if (file && lb_thread_vcsw() != vcsw)
+			ls->slept++;
 		ls->contended++;
 		ls->wait_ns += dt;
 		w->st->hist[lb_hist_bucket(dt)]++;
@@ -350,19 +361,13 @@ int lb_lock_acquire(struct lb_worker *w, unsigned idx)
 	return 0;
 }
 
-void lb_lock_release(struct lb_worker *w, unsigned idx)
+/* The unlock itself, of whichever kind the run uses. */
+static void release_backend(struct lb_worker *w, unsigned idx)
 {
 	struct lb_run *run = w->run;
-	struct lb_lockstat *ls;
 	uint32_t *word;
 	int r;
 
-	if (w->direct)
-		return;
-	if (run->cfg->lock != LB_LOCK_FLOCK || w->depth == 1) {
-		ls = &w->ls[run->cfg->lock == LB_LOCK_FLOCK ? 0 : idx];
-		ls->hold_ns += lb_now_ns() - ls->held_at;
-	}
 	switch (run->cfg->lock) {
 	case LB_LOCK_FCNTL:
 	case LB_LOCK_OFD:
@@ -390,6 +395,22 @@ void lb_lock_release(struct lb_worker *w, unsigned idx)
 	default:
 		break;
 	}
+}
+
+void lb_lock_release(struct lb_worker *w, unsigned idx)
+{
+	struct lb_run *run = w->run;
+	struct lb_lockstat *ls = NULL;
+
+	if (w->direct)
+		return;
+	if (run->cfg->lock != LB_LOCK_FLOCK || w->depth == 1) {
+		ls = &w->ls[run->cfg->lock == LB_LOCK_FLOCK ? 0 : idx];
+		ls->hold_ns += lb_now_ns() - ls->held_at;
+	}
+	release_backend(w, idx);
+	if (ls)
+		ls->hold_span_ns += lb_now_ns() - ls->called_at;
 }
 
 /*

@@ -209,6 +209,7 @@ static json_object *json_locks(const struct lb_run *run)
 		add(l, "contended", u64(ls[i].contended));
 		add(l, "wait_ns", u64(ls[i].wait_ns));
 		add(l, "hold_ns", u64(ls[i].hold_ns));
+		add(l, "hold_span_ns", u64(ls[i].hold_span_ns));
 		if (cfg->lock == LB_LOCK_ADAPTIVE || cfg->lock == LB_LOCK_MUTEX)
 			add(l, "slept", u64(ls[i].slept));
 		if (cfg->lock == LB_LOCK_ADAPTIVE) {
@@ -260,6 +261,7 @@ void lb_report_json(const struct lb_run *run)
 	add(o, "futex_waits", u64(res->futex_waits));
 	add(o, "sleep_ns", u64(res->sleep_ns));
 	add(o, "hold_ns", u64(res->hold_ns));
+	add(o, "hold_span_ns", u64(res->hold_span_ns));
 	add(o, "wait_p50_ns", u64(res->wait_p50));
 	add(o, "wait_p99_ns", u64(res->wait_p99));
 	add(o, "wait_max_ns", u64(res->wait_max));

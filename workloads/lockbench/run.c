@@ -520,6 +520,7 @@ static void merge_stats(struct lb_run *run)
 			run->ls[l].futex_waits += row[l].futex_waits;
 			run->ls[l].sleep_ns += row[l].sleep_ns;
 			run->ls[l].hold_ns += row[l].hold_ns;
+			run->ls[l].hold_span_ns += row[l].hold_span_ns;
 		}
 	}
 	for (unsigned l = 0; l < run->nstat; l++) {
@@ -530,6 +531,7 @@ static void merge_stats(struct lb_run *run)
 		res->futex_waits += run->ls[l].futex_waits;
 		res->sleep_ns += run->ls[l].sleep_ns;
 		res->hold_ns += run->ls[l].hold_ns;
+		res->hold_span_ns += run->ls[l].hold_span_ns;
 	}
 	lb_tdb_merge(run);
 	for (int b = 0; b < LB_HIST_BUCKETS; b++)

@@ -85,14 +85,20 @@ static bool tl_lock(struct lb_worker *w, enum lb_tdb_lock kind, uint64_t off,
 {
 	struct lb_flstat *s = &w->st->tdb.tl[kind];
 	uint64_t t0, dt;
+	long vcsw;
 
+	s->called_at = lb_now_ns();
 	if (!tl_fcntl(w, off, type, false)) {
 		s->trylock_failures++;
 		if (probe)
 			return false;
+		vcsw = lb_thread_vcsw();
 		t0 = lb_now_ns();
+		s->called_at = t0;
 		tl_fcntl(w, off, type, true);
 		dt = lb_now_ns() - t0;
+		if (lb_thread_vcsw() != vcsw)
+			s->slept++;
 		s->contended++;
 		s->wait_ns += dt;
 		if (dt > s->wait_max)
@@ -111,6 +117,7 @@ static void tl_unlock(struct lb_worker *w, enum lb_tdb_lock kind, uint64_t off)
 
 	s->hold_ns += lb_now_ns() - s->held_at;
 	tl_fcntl(w, off, F_UNLCK, false);
+	s->hold_span_ns += lb_now_ns() - s->called_at;
 }
 
 void lb_tdb_record_lock(struct lb_worker *w, uint64_t off)
@@ -190,8 +197,10 @@ static void flstat_add(struct lb_flstat *to, const struct lb_flstat *from)
 	to->acquires += from->acquires;
 	to->trylock_failures += from->trylock_failures;
 	to->contended += from->contended;
+	to->slept += from->slept;
 	to->wait_ns += from->wait_ns;
 	to->hold_ns += from->hold_ns;
+	to->hold_span_ns += from->hold_span_ns;
 	if (from->wait_max > to->wait_max)
 		to->wait_max = from->wait_max;
 }
@@ -238,9 +247,11 @@ static void file_totals(const struct lb_run *run, struct lb_flstat *f)
 		f->acquires = res->acquires;
 		f->trylock_failures = res->contended;
 		f->contended = res->contended;
+		f->slept = res->slept;
 		f->wait_ns = res->wait_ns;
 		f->wait_max = res->wait_max;
 		f->hold_ns = res->hold_ns;
+		f->hold_span_ns = res->hold_span_ns;
 	}
 	for (int k = 0; k < LB_TL_KINDS; k++)
 		flstat_add(f, &res->tdb.tl[k]);
@@ -288,9 +299,11 @@ static json_object *flstat_json(const struct lb_flstat *s)
 	json_object_object_add(o, "contended", u64(s->contended));
 	json_object_object_add(o, "refused",
 			       u64(s->trylock_failures - s->contended));
+	json_object_object_add(o, "slept", u64(s->slept));
 	json_object_object_add(o, "wait_ns", u64(s->wait_ns));
 	json_object_object_add(o, "wait_max_ns", u64(s->wait_max));
 	json_object_object_add(o, "hold_ns", u64(s->hold_ns));
+	json_object_object_add(o, "hold_span_ns", u64(s->hold_span_ns));
 	return o;
 }
 
