@@ -223,6 +223,7 @@ struct lt_collector {
 	void *keybuf, *valbuf; /* batch read buffers */
 	size_t keybuf_len, valbuf_len;
 	void *zero_values; /* a slot's values on every CPU, zeroed */
+	__u64 slots_back[LT_HIGH_NR]; /* given back, per enum lt_high */
 	ssize_t slot_row[LT_MAX_LOCKS]; /* the lock row of each slot, or -1 */
 	ssize_t party_row[LT_MAX_PARTIES]; /* the party of each slot, or -1 */
 	ssize_t file_row[LT_MAX_FILES]; /* the file of each slot, or -1 */
@@ -506,6 +507,8 @@ static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
 			 (unsigned long long)s->key.ino);
 	if (l->kind == LT_KIND_FLOCK)
 		snprintf(l->name, sizeof(l->name), "%s", path);
+	else if (LT_KEY_FOLDED(&s->key))
+		snprintf(l->name, sizeof(l->name), "%s (other ranges)", path);
 	else if (s->key.end >= OFFSET_MAX_LL)
 		snprintf(l->name, sizeof(l->name), "%s:%llu-EOF", path,
 			 (unsigned long long)s->key.start);
@@ -1247,7 +1250,38 @@ static int queue_slot(struct lt_collector *c, struct bpf_map *values,
 				BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(free), NULL, &slot, BPF_ANY))
 		return -errno; /* the slot is lost: one fewer fits */
+	if (free == c->futex->maps.free_party_slots)
+		c->slots_back[LT_HIGH_PARTIES]++;
+	else if (free == c->fileio->maps.free_file_slots)
+		c->slots_back[LT_HIGH_FILES]++;
+	else
+		c->slots_back[LT_HIGH_LOCKS]++;
 	return 0;
+}
+
+/*
+ * Tells the probes how many slots went back (slot_use, common.h), once
+ * a read, and whether they now fold new byte ranges into their files.
+ */
+static void publish_slot_use(struct lt_collector *c)
+{
+	int fd = bpf_map__fd(c->futex->maps.slot_use);
+	__u64 use[LT_SLOT_USE_NR] = { 0 };
+	__u32 k;
+
+	for (k = 0; k < LT_HIGH_NR; k++) {
+		__u32 t = 2 * k, b = t + 1;
+
+		bpf_map_update_elem(fd, &b, &c->slots_back[k], BPF_ANY);
+		if (!bpf_map_lookup_elem(fd, &t, &use[t]))
+			use[b] = c->slots_back[k];
+	}
+	c->snap.folding =
+		(use[2 * LT_HIGH_LOCKS] - use[2 * LT_HIGH_LOCKS + 1]) * 100 >=
+			(__u64)LT_MAX_LOCKS * LT_FOLD_AT ||
+		(use[2 * LT_HIGH_PARTIES] - use[2 * LT_HIGH_PARTIES + 1]) *
+				100 >=
+			(__u64)LT_MAX_PARTIES * LT_FOLD_AT;
 }
 
 static int free_slot(struct lt_collector *c, struct bpf_map *names,
@@ -2854,6 +2888,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	/* Last: the naming above may still need what the dead left. */
 	forget_exited(c);
 	reclaim_slots(c);
+	publish_slot_use(c);
 	retire_rows(c);
 	forget_vmas(c);
 	lt_symbolizer_prune(c->syms);
@@ -2986,7 +3021,8 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 					      "free_party_slots",
 					      "slot_keys",
 					      "party_keys",
-					      "slot_high" };
+					      "slot_high",
+					      "slot_use" };
 	size_t i;
 	int err;
 

@@ -182,6 +182,7 @@ struct lt_snapshot {
 	uint64_t file_capacity; /* ... and its size */
 	uint64_t party_entries; /* kernel holder/waiter map: entries in use */
 	uint64_t party_capacity; /* ... and its size */
+	bool folding; /* new byte ranges count in their file's other ranges */
 	struct lt_kind_figures kind_total[LT_KIND_NR];
 	struct lt_kind_figures kind_delta[LT_KIND_NR];
 	uint64_t io_hist_delta[LT_HIST_BUCKETS]; /* all pread/pwrite */

@@ -125,7 +125,10 @@ enum {
 	PR_LOCK_ENTRIES,
 	PR_LOCK_CAPACITY,
 	PR_FILE_ENTRIES,
-	PR_FILE_CAPACITY
+	PR_FILE_CAPACITY,
+	PR_PARTY_ENTRIES,
+	PR_PARTY_CAPACITY,
+	PR_FOLDING
 };
 
 enum { H_WAIT, H_HOLD, H_IO };
@@ -249,6 +252,12 @@ static pmdaMetric metrictab[] = {
 	  COUNT),
 	M(CL_PROBE, PR_FILE_CAPACITY, PM_TYPE_U64, PM_INDOM_NULL,
 	  PM_SEM_DISCRETE, COUNT),
+	M(CL_PROBE, PR_PARTY_ENTRIES, PM_TYPE_U64, PM_INDOM_NULL,
+	  PM_SEM_INSTANT, COUNT),
+	M(CL_PROBE, PR_PARTY_CAPACITY, PM_TYPE_U64, PM_INDOM_NULL,
+	  PM_SEM_DISCRETE, COUNT),
+	M(CL_PROBE, PR_FOLDING, PM_TYPE_U32, PM_INDOM_NULL, PM_SEM_INSTANT,
+	  NONE),
 
 	M(CL_HIST, H_WAIT, PM_TYPE_U64, HIST_INDOM, PM_SEM_COUNTER, COUNT),
 	M(CL_HIST, H_HOLD, PM_TYPE_U64, HIST_INDOM, PM_SEM_COUNTER, COUNT),
@@ -1107,6 +1116,15 @@ static int fetch_probe(unsigned int item, unsigned int inst, pmAtomValue *atom)
 		break;
 	case PR_FILE_CAPACITY:
 		atom->ull = s->file_capacity;
+		break;
+	case PR_PARTY_ENTRIES:
+		atom->ull = s->party_entries;
+		break;
+	case PR_PARTY_CAPACITY:
+		atom->ull = s->party_capacity;
+		break;
+	case PR_FOLDING:
+		atom->ul = s->folding;
 		break;
 	default:
 		return PM_ERR_PMID;

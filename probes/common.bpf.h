@@ -87,6 +87,13 @@ struct {
 	__type(value, __u64); /* the width of the older BPF's atomics */
 } slot_high SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_SLOT_USE_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} slot_use SEC(".maps");
+
 /* Holders and waiters per lock, in slots like the locks' figures;
  * holders are keyed by TID (see role). */
 struct {
@@ -432,6 +439,11 @@ static __always_inline __s32 take_slot(void *names, void *free, void *keys,
 	bpf_map_update_elem(keys, &fresh, key, BPF_ANY);
 	raise_high(which, fresh);
 	if (!bpf_map_update_elem(names, key, &fresh, BPF_NOEXIST)) {
+		__u32 k = 2 * which;
+		__u64 *taken = bpf_map_lookup_elem(&slot_use, &k);
+
+		if (taken)
+			__sync_fetch_and_add(taken, 1);
 		*created = true;
 		return (__s32)fresh;
 	}
@@ -440,6 +452,17 @@ static __always_inline __s32 take_slot(void *names, void *free, void *keys,
 	if (slot == LT_NO_SLOT)
 		count_drop(full);
 	return slot;
+}
+
+/* Whether LT_FOLD_AT percent of a map's size slots of kind which are in
+ * use: taken, less given back. */
+static __always_inline bool crowded(__u32 which, __u64 size)
+{
+	__u32 t = 2 * which, b = t + 1;
+	__u64 *taken = bpf_map_lookup_elem(&slot_use, &t);
+	__u64 *back = bpf_map_lookup_elem(&slot_use, &b);
+
+	return taken && back && (*taken - *back) * 100 >= size * LT_FOLD_AT;
 }
 
 /* The lock's slot, or LT_NO_SLOT while it has none. */

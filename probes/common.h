@@ -21,6 +21,17 @@
 /* The entries of slot_high: one past the highest slot handed out. */
 enum lt_high { LT_HIGH_LOCKS, LT_HIGH_PARTIES, LT_HIGH_FILES, LT_HIGH_NR };
 
+/*
+ * The entries of slot_use, per enum lt_high: 2 * which counts the slots
+ * the probes took, 2 * which + 1 those the collector gave back. Each has
+ * one writer; their difference is the slots in use, at any moment.
+ */
+#define LT_SLOT_USE_NR (2 * LT_HIGH_NR)
+
+/* Past this percent of the lock or party map in use, a file lock's byte
+ * range with no slot of its own counts in its file's other ranges. */
+#define LT_FOLD_AT 60
+
 /* Lock kinds as the probes see them; the same numbers as enum lt_kind. */
 enum lt_probe_kind {
 	LT_PK_FUTEX = 0,
@@ -46,6 +57,16 @@ struct lt_lock_key {
 	__u32 kind; /* enum lt_probe_kind */
 	__u32 shared;
 };
+
+/*
+ * The key of a file's "other ranges": the figures of the byte ranges of
+ * one file and kind that met the lock map nearly full and had no slot of
+ * their own. No range starts past its end, so no lock has this key.
+ */
+#define LT_FOLD_START (~0ULL)
+#define LT_FOLD_END 0ULL
+#define LT_KEY_FOLDED(k) \
+	((k)->start == LT_FOLD_START && (k)->end == LT_FOLD_END)
 
 #define LT_WHERE_NAME_LEN 48
 

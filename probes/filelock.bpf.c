@@ -7,11 +7,20 @@
  * flock_lock_inode fire on each attempt inside the call and say which
  * lock, whether it conflicted, with whom (the blocker's pid) and how it
  * went (granted, refused, or deferred: the caller is about to sleep). A
- * wait runs from the first deferred attempt to the grant. fcntl_setlk,
+ * wait runs from the first deferred attempt to the grant, and is one
+ * only if the thread did sleep: a holder that lets go between the
+ * deferral and the sleep leaves a call that never waited. fcntl_setlk,
  * and the flock syscall's exit, close a call whose wait ended without a
  * grant (a signal). Hold time runs from the grant to the unlock of the
  * same range by the same owner, or to the close or exit that releases
  * it.
+ *
+ * A store like tdb locks a byte at each record's offset, and records
+ * move, so it meets tens of thousands of ranges a minute. While the lock
+ * or party map is LT_FOLD_AT percent full, a range with no slot of its
+ * own is counted with its file's other ranges (one key per file and
+ * kind, LT_FOLD_START): the file's figures stay whole, the map keeps
+ * room, and the held range keeps its own bounds for its unlock.
  *
  * fcntl locks always enter the kernel, so this path stays lean: no
  * syscall tracepoint on fcntl, and a call's wait lives in the thread's
@@ -211,8 +220,8 @@ static __always_inline void end_hold(struct lt_thread *th,
 	struct lt_lock_key lock = {
 		.dev_or_tgid = ok->dev,
 		.ino = ok->ino,
-		.start = r->start,
-		.end = r->end,
+		.start = r->folded ? LT_FOLD_START : r->start,
+		.end = r->folded ? LT_FOLD_END : r->end,
 		.kind = r->kind,
 		.shared = 1,
 	};
@@ -372,10 +381,11 @@ static __always_inline bool may_merge(const struct lt_owner_locks *ol,
 	return false;
 }
 
-/* Starts timing the hold of a granted range. */
+/* Starts timing the hold of a granted range, whose figures are fig's. */
 static __always_inline void hold(struct lt_thread *th,
 				 struct lt_owner_locks *ol,
-				 const struct lt_lock_key *lock, __s32 slot,
+				 const struct lt_lock_key *lock,
+				 const struct lt_lock_key *fig, __s32 slot,
 				 __u32 tid, __u64 now)
 {
 	__u32 i, n = ol->n;
@@ -392,11 +402,12 @@ static __always_inline void hold(struct lt_thread *th,
 	ol->r[n].end = lock->end;
 	ol->r[n].ts = now;
 	ol->r[n].tid = tid;
-	ol->r[n].kind = lock->kind;
+	ol->r[n].kind = (__u16)lock->kind;
+	ol->r[n].folded = LT_KEY_FOLDED(fig);
 	ol->r[n].slot = slot;
 	ol->r[n].gen = slot_gen;
 	ol->n = n + 1;
-	push_thread_lock(th, lock);
+	push_thread_lock(th, fig);
 }
 
 static __always_inline void name_lock(const struct lt_lock_key *lock,
@@ -486,6 +497,24 @@ lock_stat(struct lt_file_ident *c, const struct lt_lock_key *lock,
 	return st;
 }
 
+/*
+ * The key lock's figures go to: its own, or while the maps are crowded
+ * and it has no slot, its file's other ranges (flock has one key per
+ * file). Below the mark this costs a few array loads, no hashing.
+ */
+static __always_inline void fold(const struct lt_lock_key *lock,
+				 struct lt_lock_key *fig)
+{
+	*fig = *lock;
+	if (lock->kind == LT_PK_FLOCK ||
+	    !(crowded(LT_HIGH_LOCKS, LT_MAX_LOCKS) ||
+	      crowded(LT_HIGH_PARTIES, LT_MAX_PARTIES)) ||
+	    slot_find(lock) != LT_NO_SLOT)
+		return;
+	fig->start = LT_FOLD_START;
+	fig->end = LT_FOLD_END;
+}
+
 /* The call will sleep: its wait starts now, unless it already had. */
 static __always_inline void deferred(const struct lt_lock_key *lock,
 				     struct file_lock *fl, __u32 tgid,
@@ -493,6 +522,7 @@ static __always_inline void deferred(const struct lt_lock_key *lock,
 {
 	struct lt_thread *th = this_thread(true);
 	struct lt_inflight *call;
+	struct lt_lock_key fig;
 
 	if (!th) {
 		count_drop(LT_DROP_START_FULL);
@@ -504,12 +534,14 @@ static __always_inline void deferred(const struct lt_lock_key *lock,
 	if (call->ts && file_kind(call->lock.kind))
 		return;
 	/* Named while the file is at hand. */
-	lock_stat(file_ident(th, lock), lock, fl, tgid, &call->slot);
+	fold(lock, &fig);
+	lock_stat(file_ident(th, &fig), &fig, fl, tgid, &call->slot);
 	call->gen = slot_gen;
-	call->lock = *lock;
+	call->lock = fig;
 	call->tgid = tgid;
 	call->flags = 0;
-	call->uaddr = 0;
+	/* File locks: the thread's voluntary switches before it sleeps. */
+	call->uaddr = bpf_get_current_task_btf()->nvcsw;
 	/* Last: the reader takes a stamp as a whole wait. */
 	call->ts = bpf_ktime_get_ns();
 }
@@ -528,26 +560,31 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 	struct lt_owner_locks *ol = owner_locks(th, &ok, true);
 	struct lt_file_ident *c;
 	struct lt_lock_stat *st;
+	struct lt_lock_key fig;
 	__u64 now = bpf_ktime_get_ns(), delta;
 	__s32 slot, no_waiter = LT_NO_SLOT, no_holder = LT_NO_SLOT;
 
-	if (call) {
-		/* The range it slept on is the one it asked for. */
+	/* The range it slept on is the one it asked for; a folded wait kept
+	 * only its file's key, so its range is read from the call, as is
+	 * that of a grant the kernel may have merged with a held range. */
+	if (call && !LT_KEY_FOLDED(&call->lock)) {
 		lock->start = call->lock.start;
 		lock->end = call->lock.end;
-	} else if (ol && lock->kind != LT_PK_FLOCK &&
-		   may_merge(ol, lock->kind, lock->start, lock->end)) {
+	} else if (call ||
+		   (ol && lock->kind != LT_PK_FLOCK &&
+		    may_merge(ol, lock->kind, lock->start, lock->end))) {
 		asked_range(&lock->start, &lock->end);
 	}
-	c = file_ident(th, lock);
-	st = lock_stat(c, lock, fl, tgid, &slot);
+	fold(lock, &fig);
+	c = file_ident(th, &fig);
+	st = lock_stat(c, &fig, fl, tgid, &slot);
 	if (st) {
 		st->acquires++;
-		if (call) {
+		if (call && bpf_get_current_task_btf()->nvcsw != call->uaddr) {
 			delta = now - call->ts;
 			st->contended++;
 			add_wait(st, delta);
-			credit_at(lock, tgid, LT_ROLE_WAITER, delta,
+			credit_at(&fig, tgid, LT_ROLE_WAITER, delta,
 				  c ? &c->waiter_slot : &no_waiter);
 			if (call->holder) {
 				/* flc_pid is the holding process. */
@@ -556,17 +593,17 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 					c->holder = call->holder;
 					c->holder_slot = LT_NO_SLOT;
 				}
-				credit_at(lock, call->holder,
+				credit_at(&fig, call->holder,
 					  LT_ROLE_HOLDER_PROC, delta,
 					  c ? &c->holder_slot : &no_holder);
 			}
-			record_stack(ctx, lock, tgid, delta);
+			record_stack(ctx, &fig, tgid, delta);
 		}
 	}
 	if (call)
 		call->ts = 0;
 	if (ol)
-		hold(th, ol, lock, slot, tid, now);
+		hold(th, ol, lock, &fig, slot, tid, now);
 }
 
 static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
@@ -581,6 +618,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	};
 	struct file_lock_core *blocker;
 	struct lt_lock_stat *st;
+	struct lt_lock_key fig;
 	__s32 slot;
 
 	if (!fl)
@@ -624,7 +662,8 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 		return 0;
 	/* A try that failed: the blocking call that follows finds the
 	 * lock's slot in the thread's cache. */
-	st = lock_stat(file_ident(this_thread(true), &lock), &lock, fl, tgid,
+	fold(&lock, &fig);
+	st = lock_stat(file_ident(this_thread(true), &fig), &fig, fl, tgid,
 		       &slot);
 	if (!st)
 		return 0;

@@ -20,7 +20,8 @@ struct lt_owned {
 	__u64 end;
 	__u64 ts; /* when it was granted */
 	__u32 tid; /* the thread it was granted to, as the kernel numbers it */
-	__u32 kind;
+	__u16 kind;
+	__u16 folded; /* its figures are its file's other ranges' */
 	__s32 slot; /* the lock's slot in stat_map, or LT_NO_SLOT */
 	__u32 gen; /* slot_gen when slot was found */
 };

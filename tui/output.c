@@ -361,6 +361,8 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	json_object_object_add(root, "party_entries", j_u64(s->party_entries));
 	json_object_object_add(root, "party_capacity",
 			       j_u64(s->party_capacity));
+	json_object_object_add(root, "folding",
+			       json_object_new_boolean(s->folding));
 	json_object_object_add(root, "kinds", kinds_json(s, totals));
 	json_object_object_add(root, "procs", procs_json(s, totals));
 	json_object_object_add(root, "files", files_json(s, totals));

@@ -279,6 +279,19 @@ static json_object *set_json(const struct lt_snapshot *s, bool totals)
 			       json_object_new_double(s->elapsed_s));
 	json_object_object_add(o, "drops",
 			       j_u64(totals ? s->drops_total : s->drops_delta));
+	if (!totals) {
+		/* How full the kernel's maps were at the read. */
+		json_object_object_add(o, "lock_entries",
+				       j_u64(s->lock_entries));
+		json_object_object_add(o, "lock_capacity",
+				       j_u64(s->lock_capacity));
+		json_object_object_add(o, "party_entries",
+				       j_u64(s->party_entries));
+		json_object_object_add(o, "party_capacity",
+				       j_u64(s->party_capacity));
+		json_object_object_add(o, "folding",
+				       json_object_new_boolean(s->folding));
+	}
 	json_object_object_add(o, "kinds", kinds);
 	json_object_object_add(o, "locks", locks);
 	return o;

@@ -1073,7 +1073,9 @@ static int draw_header(struct screen *sc, int cols)
 			 c, sizeof(c)),
 		 s->cpu_percent);
 	/* The fullest of the kernel's lock, party and file maps: drops
-	 * start at 100%, idle slots go back past 25%, sooner past 50%. */
+	 * start at 100%, idle slots go back past 25%, sooner past 50%;
+	 * "folding" while new byte ranges count in their file's other
+	 * ranges. */
 	if (s->lock_capacity || s->file_capacity) {
 		double fill = 0;
 		size_t len = strlen(line);
@@ -1089,8 +1091,8 @@ static int draw_header(struct screen *sc, int cols)
 		    (double)s->party_entries / (double)s->party_capacity > fill)
 			fill = (double)s->party_entries /
 			       (double)s->party_capacity;
-		snprintf(line + len, sizeof(line) - len, " maps %.0f%%",
-			 fill * 100);
+		snprintf(line + len, sizeof(line) - len, " maps %.0f%%%s",
+			 fill * 100, s->folding ? " folding" : "");
 	}
 	/* The probes' cost shows whole or not at all. */
 	if (x + 6 + (int)strlen(line) <= cols) {

@@ -65,6 +65,9 @@ enum slot {
 	S_LOCK_CAPACITY = S_TRYLOCK,
 	S_FILE_ENTRIES = S_IO_UNDER,
 	S_FILE_CAPACITY = S_WAKES,
+	S_PARTY_ENTRIES = S_TIMEOUTS,
+	S_PARTY_CAPACITY = S_INTERRUPTED,
+	S_FOLDING = S_VALUE_CHANGED,
 	S_RUNS = S_WAITS,
 	S_RUN_NS = S_WAIT_NS,
 	S_COUNT = S_WAITS,
@@ -149,6 +152,10 @@ static const struct metric metrics[] = {
 	{ "locktop.probe.lock_capacity", G_ONE, S_LOCK_CAPACITY, false, false },
 	{ "locktop.probe.file_entries", G_ONE, S_FILE_ENTRIES, false, false },
 	{ "locktop.probe.file_capacity", G_ONE, S_FILE_CAPACITY, false, false },
+	{ "locktop.probe.party_entries", G_ONE, S_PARTY_ENTRIES, false, false },
+	{ "locktop.probe.party_capacity", G_ONE, S_PARTY_CAPACITY, false,
+	  false },
+	{ "locktop.probe.folding", G_ONE, S_FOLDING, false, false },
 	{ "locktop.deadlock.cycles", G_ONE, T_CYCLES, true, false },
 	{ "locktop.probe.prog.runs", G_PROG, S_RUNS, false, false },
 	{ "locktop.probe.prog.time", G_PROG, S_RUN_NS, false, false },
@@ -622,6 +629,9 @@ static int build_snapshot(struct source *s)
 		s->snap.lock_capacity = e->cur[S_LOCK_CAPACITY];
 		s->snap.file_entries = e->cur[S_FILE_ENTRIES];
 		s->snap.file_capacity = e->cur[S_FILE_CAPACITY];
+		s->snap.party_entries = e->cur[S_PARTY_ENTRIES];
+		s->snap.party_capacity = e->cur[S_PARTY_CAPACITY];
+		s->snap.folding = e->cur[S_FOLDING] != 0;
 		/* "comm/pid -> comm/pid; comm/pid -> ..." */
 		n = 0;
 		while (c && *c) {

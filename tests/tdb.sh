@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A tdb-like store loses nothing: lockbench --tdb takes a byte lock at
+# each record's offset, and its records move, so it meets tens of
+# thousands of ranges; more than the kernel's lock map holds. Every
+# interval has 0 drops, the maps stay under 90% full, and the table
+# file's figures (its chain, record, open and active locks, whether in
+# rows of their own or in the file's "other ranges") are lockbench's.
+# Usage: tdb.sh LOCKTOP LOCKBENCH BACKEND
+. "$(dirname "$0")/lib.sh"
+locktop=$(realpath "$1") lockbench=$(realpath "$2") backend=$3
+require_bpf
+cd "$tmpdir"
+
+# 40,000 keys on 1,000 chains: about 30,000 record offsets.
+"$locktop" record -o r.rec --interval 0.5 -- \
+	"$lockbench" --tdb --lock "$backend" -n 32 -l 40000 -H 1000 \
+	--keys 40000 --path "$tmpdir/table.tdb" --json >lb.json 2>err.txt ||
+	fail "lockbench --tdb under locktop record failed: $(cat err.txt)"
+jq -e '.check == "OK"' lb.json >/dev/null || fail "lockbench's check failed"
+offsets=$(jq .record_offsets lb.json)
+[ "$offsets" -gt 16384 ] || fail "only $offsets record offsets: too few to fill the map"
+echo "record offsets: $offsets, $(jq '.intervals | length' r.rec) intervals"
+
+# Nothing lost, in any interval; the maps never full.
+jq -e '[.intervals[] | .drops] | all(. == 0)' r.rec >/dev/null ||
+	fail "drops: $(jq -c '[.intervals[] | .drops]' r.rec)"
+jq -e '.final.drops == 0' r.rec >/dev/null || fail "final drops"
+fill=$(jq '[.intervals[] | .lock_entries * 100 / .lock_capacity,
+	.party_entries * 100 / .party_capacity] | max | floor' r.rec)
+echo "fullest map: $fill%"
+[ "$fill" -lt 90 ] || fail "a map reached $fill%"
+jq -e '[.intervals[] | .folding] | any' r.rec >/dev/null ||
+	fail "ranges were never folded, so this run does not test folding"
+jq -e '[.final.locks[] | select(.name | endswith("table.tdb (other ranges)"))] |
+	length == 1' r.rec >/dev/null ||
+	fail "no single 'table.tdb (other ranges)' row"
+
+# The table file's figures: the intervals' sum over its rows.
+ours() {
+	jq --arg f "$1" '[.intervals[].locks[] |
+		select(.name | test("table\\.tdb(:| \\(other ranges\\))")) |
+		.[$f]] | add // 0' r.rec
+}
+truth() { jq ".file_locks.$1" lb.json; }
+
+# within NAME OURS TRUTH PERCENT
+within() {
+	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" 'BEGIN {
+		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
+		printf "%s: ours %.0f, lockbench %.0f, off by %.3f%%\n", n, a, b, d
+		exit !(d <= p) }' || fail "$1 is off by more than $4%"
+}
+
+[ "$(truth contended)" -gt 1000 ] || fail "too little contention: $(truth contended)"
+within acquisitions "$(ours acquires)" "$(truth acquires)" 1
+within "try-lock failures" "$(ours trylock_failures)" "$(truth trylock_failures)" 1
+# A blocking call that finds the lock free by then does not wait: the
+# waits are the calls that slept.
+within waits "$(ours waits)" "$(truth slept)" 1
+within "wait time" "$(ours wait_ns)" "$(truth wait_ns)" 1
+# The lock is held from inside the granted call to inside the unlock:
+# never less than lockbench's hold (from the call's return to the
+# unlock's call), never more than its span (from the call to the
+# unlock's return), and, as in accuracy.sh, longer than the hold by no
+# more than the two calls' crossings: 10 us a hold at most.
+awk -v a="$(ours hold_ns)" -v lo="$(truth hold_ns)" \
+	-v hi="$(truth hold_span_ns)" -v n="$(truth acquires)" 'BEGIN {
+	printf "hold time: ours %.0f, lockbench %.0f to %.0f; %.2f us more per hold than its inside (%.2f%%)\n", a, lo, hi, (a - lo) / n / 1000, (a - lo) / lo * 100
+	exit !(a >= lo && a <= hi && (a - lo) / n <= 10000) }' ||
+	fail "hold time is outside lockbench's bounds"
+echo PASS
