@@ -150,7 +150,7 @@ failed:
 
 int main(int argc, char **argv)
 {
-	char dir[PATH_MAX] = "", file[PATH_MAX];
+	char dir[PATH_MAX] = "", file[PATH_MAX + 8];
 	const char *tmpdir, *path;
 	unsigned long warmup;
 	double t0, ns;
