@@ -46,8 +46,10 @@ static int setup_memory_check(struct lb_run *run)
 	run->nstat = lb_lock_nstat(cfg, run->lay.nlocks);
 	if (cfg->tdb)
 		run->recbits_size = run->lay.nrecords / 8 + 1;
+	/* As create_stats lays it out: the workers' rows start on a cache
+	 * line of their own. */
 	run->stats_size =
-		sizeof(struct lb_shared) + 64 +
+		64 + (sizeof(struct lb_shared) + 63) / 64 * 64 +
 		(uint64_t)cfg->procs * sizeof(struct lb_wstats) +
 		(uint64_t)cfg->procs * run->nstat * sizeof(struct lb_lockstat) +
 		(uint64_t)cfg->procs * run->recbits_size;
