@@ -515,6 +515,29 @@ static __always_inline void fold(const struct lt_lock_key *lock,
 	fig->end = LT_FOLD_END;
 }
 
+/*
+ * credit_at(), but while the party map is crowded a range's new holder or
+ * waiter is its file's other ranges' (whose row is made, and named, if
+ * need be), so that the file's holders and waiters stay whole.
+ */
+static __always_inline void credit_file(const struct lt_lock_key *fig,
+					struct file_lock *fl, __u32 tgid,
+					__u32 id, __u32 role, __u64 ns,
+					__s32 *slot)
+{
+	struct lt_party_key pk = { .lock = *fig, .tgid = id, .role = role };
+	__s32 fslot;
+
+	if (*slot == LT_NO_SLOT && fig->kind != LT_PK_FLOCK &&
+	    !LT_KEY_FOLDED(fig) && crowded(LT_HIGH_PARTIES, LT_MAX_PARTIES) &&
+	    named_slot(&party_slots, &pk) == LT_NO_SLOT) {
+		pk.lock.start = LT_FOLD_START;
+		pk.lock.end = LT_FOLD_END;
+		lock_stat(NULL, &pk.lock, fl, tgid, &fslot);
+	}
+	credit_at(&pk.lock, id, role, ns, slot);
+}
+
 /* The call will sleep: its wait starts now, unless it already had. */
 static __always_inline void deferred(const struct lt_lock_key *lock,
 				     struct file_lock *fl, __u32 tgid,
@@ -584,8 +607,8 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 			delta = now - call->ts;
 			st->contended++;
 			add_wait(st, delta);
-			credit_at(&fig, tgid, LT_ROLE_WAITER, delta,
-				  c ? &c->waiter_slot : &no_waiter);
+			credit_file(&fig, fl, tgid, tgid, LT_ROLE_WAITER, delta,
+				    c ? &c->waiter_slot : &no_waiter);
 			if (call->holder) {
 				/* flc_pid is the holding process. */
 				st->last_holder = call->holder;
@@ -593,9 +616,9 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 					c->holder = call->holder;
 					c->holder_slot = LT_NO_SLOT;
 				}
-				credit_at(&fig, call->holder,
-					  LT_ROLE_HOLDER_PROC, delta,
-					  c ? &c->holder_slot : &no_holder);
+				credit_file(&fig, fl, tgid, call->holder,
+					    LT_ROLE_HOLDER_PROC, delta,
+					    c ? &c->holder_slot : &no_holder);
 			}
 			record_stack(ctx, &fig, tgid, delta);
 		}
