@@ -623,10 +623,15 @@ static __always_inline bool snap_stack(const struct lt_stack_key *sk,
 	sn->regs[LT_REG_R14] = BPF_CORE_READ(regs, r14);
 	sn->regs[LT_REG_R15] = BPF_CORE_READ(regs, r15);
 	sn->tgid = tgid;
-	/* Up to the end of the stack's mapping: past it a copy faults. */
+	/* Up to the end of the stack's mapping: past it a copy faults. The
+	 * lookup only tries the process's mmap lock; while another thread
+	 * holds it (an allocator mapping memory), the copy runs until the
+	 * first page that is not there. */
 	end = sp;
-	bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end_cb, &end, 0);
-	len = end > sp ? end - sp : 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end_cb, &end, 0) ||
+	    end <= sp)
+		end = sp + LT_SNAP_BYTES;
+	len = end - sp;
 	if (len > LT_SNAP_BYTES)
 		len = LT_SNAP_BYTES;
 	/*
@@ -650,6 +655,8 @@ static __always_inline bool snap_stack(const struct lt_stack_key *sk,
 		off += piece;
 	}
 	sn->len = off;
+	if (!off)
+		return false; /* nothing to unwind: the next wait tries again */
 	err = bpf_map_update_elem(&stack_snaps, sk, sn, BPF_NOEXIST);
 	if (!err)
 		bpf_map_push_elem(&new_snaps, sk, 0);
