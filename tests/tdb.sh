@@ -57,7 +57,14 @@ within "try-lock failures" "$(ours trylock_failures)" "$(truth trylock_failures)
 # A blocking call that finds the lock free by then does not wait: the
 # waits are the calls that slept.
 within waits "$(ours waits)" "$(truth slept)" 1
-within "wait time" "$(ours wait_ns)" "$(truth wait_ns)" 1
+# lockbench times each blocking call whole, from its start to its return:
+# the waits are inside, and so are the calls that did not sleep and the
+# way back to user space after each grant (with 32 processes on a few
+# CPUs, often a preemption). So ours is never more, and less by those.
+awk -v a="$(ours wait_ns)" -v b="$(truth wait_ns)" 'BEGIN {
+	printf "wait time: ours %.0f, lockbench %.0f, %.3f%% less\n", a, b, (b - a) / b * 100
+	exit !(a <= b && a >= b * 0.97) }' ||
+	fail "wait time is not lockbench's less at most 3%"
 # The lock is held from inside the granted call to inside the unlock:
 # never less than lockbench's hold (from the call's return to the
 # unlock's call), never more than its span (from the call to the
