@@ -40,8 +40,7 @@ trap 'exit 143' TERM
 
 [ "$(id -u)" -eq 0 ] || { echo "fcntl-pair: needs root" >&2; exit 77; }
 [ -x "$pair" ] || { echo "fcntl-pair: no $pair (build first)" >&2; exit 1; }
-tracers="locktop floor clock"
-command -v bpftrace >/dev/null && tracers="locktop bt-waits bt-figs floor clock"
+tracers=$(all_tracers)
 
 # kind (posix or ofd) -> ns per pair
 run_pair() {

@@ -5,6 +5,16 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 # Waits (10 s at most) until a loaded BPF program's name matches the
 # extended regex $1: a tracer started in the background is then in.
+# The tracers start_tracer knows, in the order the tables show them;
+# bpftrace's only where it is installed.
+all_tracers() {
+	if command -v bpftrace >/dev/null; then
+		echo "locktop bt-waits bt-figs floor clock"
+	else
+		echo "locktop floor clock"
+	fi
+}
+
 wait_progs() {
 	local _
 	for _ in $(seq 100); do

@@ -37,8 +37,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
 [ "$(id -u)" -eq 0 ] || { echo "overhead: needs root" >&2; exit 77; }
-tracers="locktop floor clock"
-command -v bpftrace >/dev/null && tracers="locktop bt-waits bt-figs floor clock"
+tracers=$(all_tracers)
 
 # backend -> elapsed seconds. A mutex run at -n 64 -l 2000 lasts a fraction
 # of a second, so it is run eight times back to back and the times summed:

@@ -28,8 +28,7 @@ trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
 [ "$(id -u)" -eq 0 ] || { echo "tdb-overhead: needs root" >&2; exit 77; }
 [ -x "$tdbstress" ] || { echo "tdb-overhead: no $tdbstress (libtdb-dev missing at build time)" >&2; exit 77; }
-tracers="locktop floor clock"
-command -v bpftrace >/dev/null && tracers="locktop bt-waits bt-figs floor clock"
+tracers=$(all_tracers)
 
 # workload -> elapsed seconds
 run_w() {

@@ -20,14 +20,6 @@ ours() {
 }
 truth() { jq ".$1" "$tmpdir/lb.json"; }
 
-# within NAME OURS TRUTH PERCENT
-within() {
-	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" 'BEGIN {
-		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
-		printf "%s: ours %.0f, lockbench %.0f, off by %.2f%%\n", n, a, b, d
-		exit !(d <= p) }' || fail "$1 is off by more than $4%"
-}
-
 [ "$(truth contended)" -gt 50 ] || fail "too little contention to judge: $(truth contended)"
 if [ "$backend" = adaptive ]; then
 	# lockbench's wait includes its spinning, which never enters the

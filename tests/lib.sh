@@ -24,6 +24,14 @@ fail() {
 	exit 1
 }
 
+# within NAME OURS TRUTH PERCENT: ours is TRUTH within PERCENT, or fail.
+within() {
+	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" 'BEGIN {
+		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
+		printf "%s: ours %.0f, lockbench %.0f, off by %.3f%%\n", n, a, b, d
+		exit !(d <= p) }' || fail "$1 is off by more than $4%"
+}
+
 # Names of the locktop programs currently loaded in the kernel.
 our_progs() {
 	/usr/sbin/bpftool prog list 2>/dev/null |

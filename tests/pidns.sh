@@ -26,14 +26,6 @@ chmod +x "$tmpdir/ns"
 ns() { "$tmpdir/ns" "$@"; }
 ns true 2>"$tmpdir/err" || skip "cannot make a PID namespace: $(cat "$tmpdir/err")"
 
-# within NAME OURS TRUTH PERCENT
-within() {
-	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" 'BEGIN {
-		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
-		printf "%s: ours %.0f, lockbench %.0f, off by %.2f%%\n", n, a, b, d
-		exit !(d <= p) }' || fail "$1 is off by more than $4%"
-}
-
 # check TAG LOCKTOP_JSON LOCKBENCH_JSON BACKEND: the table's rows name
 # lockbench's workers as they know themselves, and count what they did.
 check() {

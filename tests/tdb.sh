@@ -43,14 +43,6 @@ ours() {
 }
 truth() { jq ".file_locks.$1" lb.json; }
 
-# within NAME OURS TRUTH PERCENT
-within() {
-	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" 'BEGIN {
-		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
-		printf "%s: ours %.0f, lockbench %.0f, off by %.3f%%\n", n, a, b, d
-		exit !(d <= p) }' || fail "$1 is off by more than $4%"
-}
-
 [ "$(truth contended)" -gt 1000 ] || fail "too little contention: $(truth contended)"
 within acquisitions "$(ours acquires)" "$(truth acquires)" 1
 within "try-lock failures" "$(ours trylock_failures)" "$(truth trylock_failures)" 1
