@@ -4,11 +4,15 @@
  * returning at once (the word is not 2), so that a tracer sees N
  * distinct locks quickly: more than its map can hold, if N is large.
  * With SECONDS, it repeats the pass every 100 ms for that long, keeping
- * N locks active. Prints {"pid": N, "waits": N}.
+ * N locks active. Prints {"pid": N, "waits": N, "first": A, "last": A},
+ * the addresses of the first and last lock word, so that a check can
+ * tell its locks from any futex the runtime waits on (a sanitizer's leak
+ * check at exit, for one).
  *
  *   manylocks [N] [SECONDS]
  */
 #include <linux/futex.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +48,9 @@ int main(int argc, char **argv)
 		if (secs)
 			usleep(100000);
 	} while (now() < end);
-	printf("{\"pid\": %d, \"waits\": %ld}\n", getpid(), waits);
+	printf("{\"pid\": %d, \"waits\": %ld, \"first\": %" PRIuPTR
+	       ", \"last\": %" PRIuPTR "}\n",
+	       getpid(), waits, (uintptr_t)&words[0], (uintptr_t)&words[n - 1]);
 	free(words);
 	return 0;
 }
