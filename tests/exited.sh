@@ -27,8 +27,7 @@ echo "waits $seen of $((n * generations)), drops $drops, kernel entries at the e
 [ "$entries" -lt 100 ] || fail "$entries entries left after every process ended"
 # Its own lock words, by the range each generation printed: the runtime
 # may wait on a futex of its own (a sanitizer's leak check at exit).
-mine='[.locks[] | (.address | ltrimstr("0x") | explode | reduce .[] as $c
-	(0; . * 16 + if $c >= 97 then $c - 87 else $c - 48 end)) as $a |
+mine='[.locks[] | (.address | '"$jq_hex"') as $a |
 	select(.pids[0] as $p | $made | any(.pid == $p and .first <= $a and
 	$a <= .last))]'
 made=$(jq -s . "$tmpdir/made.json")

@@ -32,6 +32,10 @@ within() {
 		exit !(d <= p) }' || fail "$1 is off by more than $4%"
 }
 
+# A jq filter turning a JSON "0x..." address into a number.
+jq_hex='ltrimstr("0x") | explode | reduce .[] as $c
+	(0; . * 16 + if $c >= 97 then $c - 87 else $c - 48 end)'
+
 # Names of the locktop programs currently loaded in the kernel.
 our_progs() {
 	/usr/sbin/bpftool prog list 2>/dev/null |
