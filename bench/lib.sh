@@ -3,11 +3,14 @@
 # The median of the numbers on stdin, one a line.
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# Waits (10 s at most) until a loaded BPF program's name matches the
-# extended regex $1: a tracer started in the background is then in.
 # The tracers start_tracer knows, in the order the tables show them;
-# bpftrace's only where it is installed.
+# bpftrace's only where it is installed. TRACERS="locktop clock", say,
+# picks some.
 all_tracers() {
+	if [ -n "${TRACERS:-}" ]; then
+		echo "$TRACERS"
+		return
+	fi
 	if command -v bpftrace >/dev/null; then
 		echo "locktop bt-waits bt-figs floor clock"
 	else
@@ -15,6 +18,8 @@ all_tracers() {
 	fi
 }
 
+# Waits (10 s at most) until a loaded BPF program's name matches the
+# extended regex $1: a tracer started in the background is then in.
 wait_progs() {
 	local _
 	for _ in $(seq 100); do
