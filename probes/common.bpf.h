@@ -245,12 +245,19 @@ static __always_inline struct file *fd_file(int fd)
 	return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 }
 
+/* task's state; created when create is set. */
+static __always_inline struct lt_thread *task_thread(struct task_struct *task,
+						     bool create)
+{
+	return bpf_task_storage_get(&threads, task, NULL,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE :
+					     0);
+}
+
 /* The current thread's state; created when create is set. */
 static __always_inline struct lt_thread *this_thread(bool create)
 {
-	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE :
-					     0);
+	return task_thread(bpf_get_current_task_btf(), create);
 }
 
 static __always_inline void count_run(void)

@@ -213,7 +213,7 @@ static __always_inline void forget_thread_lock(struct lt_thread *th,
 	}
 }
 
-static __always_inline void end_hold(struct lt_thread *th,
+static __always_inline void end_hold(struct lt_thread *th, __u32 tid,
 				     const struct lt_owner_key *ok,
 				     const struct lt_owned *r, __u64 now)
 {
@@ -236,7 +236,7 @@ static __always_inline void end_hold(struct lt_thread *th,
 		st = stat_of(&lock, &created, &slot);
 	if (st)
 		add_hold(st, now - r->ts);
-	if (r->tid == (__u32)bpf_get_current_pid_tgid())
+	if (r->tid == tid)
 		forget_thread_lock(th, &lock);
 }
 
@@ -339,11 +339,12 @@ static __always_inline void forget_owner(const struct lt_owner_key *ok,
  * An unlock of [start, end] by owner ends the holds of every range it
  * covers. Close and exit unlock the whole file, so they end them all.
  */
-static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
-				    __u64 start, __u64 end)
+static __always_inline void release(struct task_struct *task, __u64 owner,
+				    __u64 dev, __u64 ino, __u64 start,
+				    __u64 end)
 {
 	struct lt_owner_key ok = { .owner = owner, .dev = dev, .ino = ino };
-	struct lt_thread *th = this_thread(false);
+	struct lt_thread *th = task_thread(task, false);
 	struct lt_owner_locks *ol = owner_locks(th, &ok, false);
 	__u64 now;
 	__u32 i, kept = 0, n;
@@ -354,7 +355,7 @@ static __always_inline void release(__u64 owner, __u64 dev, __u64 ino,
 	n = ol->n;
 	for (i = 0; i < LT_OWNER_RANGES && i < n; i++) {
 		if (ol->r[i].start >= start && ol->r[i].end <= end) {
-			end_hold(th, &ok, &ol->r[i], now);
+			end_hold(th, task->pid, &ok, &ol->r[i], now);
 			continue;
 		}
 		if (kept != i && kept < LT_OWNER_RANGES)
@@ -432,8 +433,8 @@ static __always_inline void name_lock(const struct lt_lock_key *lock,
  * takes the same ranges over and over, finds its figures and its parties
  * without hashing. Slots found before slot_gen moved are forgotten.
  */
-__noinline int file_ident_at(struct lt_thread *th,
-			     const struct lt_lock_key *lock)
+static __always_inline int file_ident_at(struct lt_thread *th,
+					 const struct lt_lock_key *lock)
 {
 	struct lt_file_ident *c;
 	__u32 i;
@@ -539,11 +540,12 @@ static __always_inline void credit_file(const struct lt_lock_key *fig,
 }
 
 /* The call will sleep: its wait starts now, unless it already had. */
-static __always_inline void deferred(const struct lt_lock_key *lock,
+static __always_inline void deferred(struct task_struct *task,
+				     const struct lt_lock_key *lock,
 				     struct file_lock *fl, __u32 tgid,
 				     __u32 holder)
 {
-	struct lt_thread *th = this_thread(true);
+	struct lt_thread *th = task_thread(task, true);
 	struct lt_inflight *call;
 	struct lt_lock_key fig;
 
@@ -564,21 +566,22 @@ static __always_inline void deferred(const struct lt_lock_key *lock,
 	call->tgid = tgid;
 	call->flags = 0;
 	/* File locks: the thread's voluntary switches before it sleeps. */
-	call->uaddr = bpf_get_current_task_btf()->nvcsw;
+	call->uaddr = task->nvcsw;
 	/* Last: the reader takes a stamp as a whole wait. */
 	call->ts = bpf_ktime_get_ns();
 }
 
-static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
+static __always_inline void granted(void *ctx, struct task_struct *task,
+				    struct lt_lock_key *lock,
 				    struct file_lock *fl, __u64 owner,
-				    __u32 tid, __u32 tgid)
+				    __u32 tgid)
 {
 	struct lt_owner_key ok = {
 		.owner = owner,
 		.dev = lock->dev_or_tgid,
 		.ino = lock->ino,
 	};
-	struct lt_thread *th = this_thread(true);
+	struct lt_thread *th = task_thread(task, true);
 	struct lt_inflight *call = waiting_call(th);
 	struct lt_owner_locks *ol = owner_locks(th, &ok, true);
 	struct lt_file_ident *c;
@@ -603,7 +606,7 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 	st = lock_stat(c, &fig, fl, tgid, &slot);
 	if (st) {
 		st->acquires++;
-		if (call && bpf_get_current_task_btf()->nvcsw != call->uaddr) {
+		if (call && task->nvcsw != call->uaddr) {
 			delta = now - call->ts;
 			st->contended++;
 			add_wait(st, delta);
@@ -626,15 +629,17 @@ static __always_inline void granted(void *ctx, struct lt_lock_key *lock,
 	if (call)
 		call->ts = 0;
 	if (ol)
-		hold(th, ol, lock, &fig, slot, tid, now);
+		hold(th, ol, lock, &fig, slot, task->pid, now);
 }
 
 static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 					 struct file_lock *fl, int ret,
 					 __u32 kind)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
+	/* One helper call for the task: its ids and its state are loads
+	 * from it, where each call costs a return on this path. */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
 	struct lt_lock_key lock = {
 		.kind = kind,
 		.shared = 1,
@@ -657,19 +662,19 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	if (fl->c.flc_type == F_UNLCK) {
 		/* Unlocks from close and exit come outside any lock call;
 		 * they still end holds. An unlock is never merged. */
-		release((__u64)fl->c.flc_owner, lock.dev_or_tgid, lock.ino,
-			lock.start,
+		release(task, (__u64)fl->c.flc_owner, lock.dev_or_tgid,
+			lock.ino, lock.start,
 			kind == LT_PK_FLOCK ? OFFSET_MAX : lock.end);
 		return 0;
 	}
 	/* Releases come first: an exit's comes after the process has left
 	 * the traced set, and only holds it took are in the map. */
 	if (targ_pidns_ino)
-		tgid = current_ids() >> 32; /* tid stays the kernel's */
+		tgid = task_ids_here(task) >> 32; /* tid stays the kernel's */
 	if (!wanted(tgid))
 		return 0;
 	if (!ret) {
-		granted(ctx, &lock, fl, (__u64)fl->c.flc_owner, tid, tgid);
+		granted(ctx, task, &lock, fl, (__u64)fl->c.flc_owner, tgid);
 		return 0;
 	}
 	if (ret == FILE_LOCK_DEFERRED) {
@@ -677,7 +682,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 		 * request's. */
 		blocker = fl->c.flc_blocker;
 		/* flc_pid is the kernel's own (initial namespace) tgid. */
-		deferred(&lock, fl, tgid,
+		deferred(task, &lock, fl, tgid,
 			 blocker ? kernel_tgid_here(blocker->flc_pid) : 0);
 		return 0;
 	}
@@ -686,8 +691,8 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	/* A try that failed: the blocking call that follows finds the
 	 * lock's slot in the thread's cache. */
 	fold(&lock, &fig);
-	st = lock_stat(file_ident(this_thread(true), &fig), &fig, fl, tgid,
-		       &slot);
+	st = lock_stat(file_ident(task_thread(task, true), &fig), &fig, fl,
+		       tgid, &slot);
 	if (!st)
 		return 0;
 	if (ret == -EDEADLK)
@@ -719,22 +724,24 @@ int BPF_PROG(lt_flock_lock, struct inode *inode, struct file_lock *fl, int ret)
  */
 static __always_inline int lock_call_end(long ret)
 {
-	struct lt_inflight *call = waiting_call(this_thread(false));
+	struct lt_inflight *call;
 	struct lt_lock_stat *st;
 	bool created;
 	__s32 slot;
 
+	/* A call that succeeded ended its wait at its grant. */
+	if (!ret)
+		return 0;
+	call = waiting_call(this_thread(false));
 	if (!call)
 		return 0;
-	if (ret) {
-		if (call->gen == slot_gen)
-			st = stat_at(call->slot);
-		else
-			st = stat_of(&call->lock, &created, &slot);
-		if (st && interrupted_ret(ret)) {
-			st->interrupted++;
-			add_wait(st, bpf_ktime_get_ns() - call->ts);
-		}
+	if (call->gen == slot_gen)
+		st = stat_at(call->slot);
+	else
+		st = stat_of(&call->lock, &created, &slot);
+	if (st && interrupted_ret(ret)) {
+		st->interrupted++;
+		add_wait(st, bpf_ktime_get_ns() - call->ts);
 	}
 	call->ts = 0;
 	return 0;
