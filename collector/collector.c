@@ -676,6 +676,26 @@ static void hist_delta(uint64_t *out, uint64_t *total, const __u64 *now,
 		l->total.field += l->delta.field;               \
 	} while (0)
 
+/* The holds not timed this interval, at the sampled holds' mean. */
+static void add_estimated_holds(struct lt_lock *l,
+				const struct lt_lock_stat *now,
+				const struct lt_lock_stat *before)
+{
+	uint64_t skipped = diff(now->hold_skipped, before->hold_skipped);
+	uint64_t ns;
+
+	if (!skipped)
+		return;
+	ns = lt_hold_estimate(skipped,
+			      diff(now->hold_samples, before->hold_samples),
+			      diff(now->hold_sample_ns, before->hold_sample_ns),
+			      now->hold_samples, now->hold_sample_ns);
+	l->delta.hold_ns += ns;
+	l->total.hold_ns += ns;
+	l->delta.holds_estimated = skipped;
+	l->total.holds_estimated += skipped;
+}
+
 /* One lock's record from the reader: only locks that changed come. */
 static int merge_lock(struct lt_collector *c, const void *rec)
 {
@@ -723,6 +743,7 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 	DELTA(acquires);
 	DELTA(trylock_failures);
 	DELTA(hold_ns);
+	add_estimated_holds(l, &sum, &s->raw);
 	DELTA(wakes);
 	DELTA(timeouts);
 	DELTA(interrupted);
@@ -3041,14 +3062,15 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 	return 0;
 }
 
-#define SET_TARGETS(skel, opts, obj, ns)                          \
-	do {                                                      \
-		(skel)->rodata->targ_filter = (opts)->n_pids > 0; \
-		(skel)->rodata->targ_self = getpid();             \
-		(skel)->rodata->targ_stacks = (opts)->stacks;     \
-		(skel)->rodata->targ_obj = (obj);                 \
-		(skel)->rodata->targ_pidns_ino = (ns)->ino;       \
-		(skel)->rodata->targ_pidns_level = (ns)->level;   \
+#define SET_TARGETS(skel, opts, obj, ns)                               \
+	do {                                                           \
+		(skel)->rodata->targ_filter = (opts)->n_pids > 0;      \
+		(skel)->rodata->targ_self = getpid();                  \
+		(skel)->rodata->targ_stacks = (opts)->stacks;          \
+		(skel)->rodata->targ_hold_exact = (opts)->exact_holds; \
+		(skel)->rodata->targ_obj = (obj);                      \
+		(skel)->rodata->targ_pidns_ino = (ns)->ino;            \
+		(skel)->rodata->targ_pidns_level = (ns)->level;        \
 	} while (0)
 
 struct pidns {

@@ -47,8 +47,11 @@ struct lt_figures {
 	uint64_t acquires; /* successful acquisitions (file locks) */
 	uint64_t contended; /* acquisitions that met a conflict */
 	uint64_t trylock_failures; /* non-blocking attempts refused */
-	uint64_t hold_ns; /* grant to release */
-	uint64_t max_hold_ns;
+	uint64_t hold_ns; /* grant to release; see holds_estimated */
+	uint64_t max_hold_ns; /* of the holds timed */
+	/* Holds not timed, whose time in hold_ns is the mean of the sampled
+	 * holds of the same lock (see LT_HOLD_EVERY): 0 when all are. */
+	uint64_t holds_estimated;
 	uint64_t io_under_lock_ns; /* pread/pwrite time while held */
 	uint64_t wakes; /* wake calls on this lock */
 	uint64_t timeouts; /* waits that ended in ETIMEDOUT */
@@ -203,6 +206,7 @@ struct lt_options {
 	size_t n_pids;
 	unsigned int interval_ms; /* for lt_collector_wait(); 0 means 1000 */
 	bool stacks; /* record the user stack of contended waits */
+	bool exact_holds; /* time every file lock hold (LT_HOLD_EVERY) */
 	bool verbose; /* route libbpf's debug output to stderr */
 	/*
 	 * Seconds after which the rows of locks no process can reach any
@@ -276,6 +280,15 @@ const char *lt_format_ns(uint64_t ns, char *buf, size_t len);
  * the longest wait actually seen.
  */
 uint64_t lt_wait_quantile(const struct lt_figures *f, double q);
+
+/*
+ * The time of `skipped` holds that were not timed, at the mean of the
+ * sampled ones: those of the same interval (samples, sample_ns), else
+ * all the lock's so far (all_samples, all_sample_ns), else 0.
+ */
+uint64_t lt_hold_estimate(uint64_t skipped, uint64_t samples,
+			  uint64_t sample_ns, uint64_t all_samples,
+			  uint64_t all_sample_ns);
 
 /* The value below which the given fraction of a histogram's counts fall. */
 uint64_t lt_hist_quantile(const uint64_t *hist, size_t buckets, double q);

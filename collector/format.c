@@ -91,6 +91,7 @@ static void add_figures(struct lt_figures *to, const struct lt_figures *f)
 	to->contended += f->contended;
 	to->trylock_failures += f->trylock_failures;
 	to->hold_ns += f->hold_ns;
+	to->holds_estimated += f->holds_estimated;
 	if (f->max_hold_ns > to->max_hold_ns)
 		to->max_hold_ns = f->max_hold_ns;
 	to->io_under_lock_ns += f->io_under_lock_ns;
@@ -154,6 +155,21 @@ size_t lt_snapshot_top(const struct lt_snapshot *s, bool totals, size_t n,
 				    totals ? &spill->total : &spill->delta);
 	}
 	return k;
+}
+
+uint64_t lt_hold_estimate(uint64_t skipped, uint64_t samples,
+			  uint64_t sample_ns, uint64_t all_samples,
+			  uint64_t all_sample_ns)
+{
+	if (!skipped)
+		return 0;
+	if (samples)
+		return (uint64_t)((double)sample_ns / samples * skipped + 0.5);
+	if (all_samples)
+		return (uint64_t)((double)all_sample_ns / all_samples *
+					  skipped +
+				  0.5);
+	return 0;
 }
 
 uint64_t lt_wait_quantile(const struct lt_figures *f, double q)

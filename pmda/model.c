@@ -184,6 +184,7 @@ static void add_figures(struct lt_figures *sum, const struct lt_figures *d)
 	sum->contended += d->contended;
 	sum->trylock_failures += d->trylock_failures;
 	sum->hold_ns += d->hold_ns;
+	sum->holds_estimated += d->holds_estimated;
 	sum->io_under_lock_ns += d->io_under_lock_ns;
 	sum->wakes += d->wakes;
 	sum->timeouts += d->timeouts;

@@ -95,6 +95,7 @@ enum {
 	L_HOLDERS,
 	L_WAITED_BY,
 	L_STACK,
+	L_HOLD_ESTIMATED,
 };
 
 enum { K_WAIT_COUNT, K_WAIT_TIME };
@@ -204,6 +205,7 @@ static pmdaMetric metrictab[] = {
 	LOCKM(L_HOLDERS, PM_TYPE_STRING, PM_SEM_INSTANT, NONE),
 	LOCKM(L_WAITED_BY, PM_TYPE_STRING, PM_SEM_INSTANT, NONE),
 	LOCKM(L_STACK, PM_TYPE_STRING, PM_SEM_INSTANT, NONE),
+	LOCKM(L_HOLD_ESTIMATED, PM_TYPE_U64, PM_SEM_COUNTER, COUNT),
 
 	M(CL_KIND, K_WAIT_COUNT, PM_TYPE_U64, KIND_INDOM, PM_SEM_COUNTER,
 	  COUNT),
@@ -894,6 +896,9 @@ static int fetch_lock(unsigned int item, unsigned int inst, pmAtomValue *atom)
 		break;
 	case L_HOLD_PEAK:
 		atom->ull = t->max_hold_ns;
+		break;
+	case L_HOLD_ESTIMATED:
+		atom->ull = t->holds_estimated;
 		break;
 	case L_ACQUIRES:
 		atom->ull = t->acquires;

@@ -13,6 +13,7 @@
 const volatile bool targ_filter = false; /* only the `traced` set */
 const volatile __u32 targ_self = 0; /* our own tgid, never traced */
 const volatile bool targ_stacks = false; /* record stacks of waits */
+const volatile bool targ_hold_exact = false; /* time every file lock hold */
 const volatile __u32 targ_obj = 0; /* enum lt_probe_obj: which this is */
 
 /*
@@ -531,12 +532,15 @@ static __always_inline void add_wait(struct lt_lock_stat *st, __u64 delta)
 		st->max_total_ns = delta;
 }
 
-static __always_inline void add_hold(struct lt_lock_stat *st, __u64 delta)
+/* A hold timed, standing for weight holds in the histogram (a sample
+ * stands for LT_HOLD_EVERY). */
+static __always_inline void add_hold(struct lt_lock_stat *st, __u64 delta,
+				     __u32 weight)
 {
 	__u32 b = log2_slot(delta);
 
 	st->hold_ns += delta;
-	st->hold_hist[b]++;
+	st->hold_hist[b] += weight;
 	st->hold_used |= 1ULL << b;
 	if (delta > st->max_hold_ns)
 		st->max_hold_ns = delta;

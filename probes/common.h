@@ -32,6 +32,22 @@ enum lt_high { LT_HIGH_LOCKS, LT_HIGH_PARTIES, LT_HIGH_FILES, LT_HIGH_NR };
  * range with no slot of its own counts in its file's other ranges. */
 #define LT_FOLD_AT 60
 
+/*
+ * File lock holds. A hold is timed in full when its grant ended a wait
+ * (the clock is read then anyway), while the lock is new on the CPU (its
+ * first LT_HOLD_EXACT grants there), while anything else waits to run on
+ * the CPU, and once a holder of the lock slept while holding it. Else it
+ * is timed one time in LT_HOLD_EVERY, at random: a sample. The others
+ * are counted (hold_skipped); the collector adds each at the mean of the
+ * lock's samples, and the probe adds the time its holder was kept off
+ * the CPU by others (its run-queue wait), the one part of a hold that
+ * can run long without the holder sleeping. So an uncontended
+ * lock+unlock on a quiet CPU reads no clock most of the time, and what
+ * the samples cannot see, preemption, is measured for every hold.
+ */
+#define LT_HOLD_EXACT 64
+#define LT_HOLD_EVERY 16 /* a power of two */
+
 /* Lock kinds as the probes see them; the same numbers as enum lt_kind. */
 enum lt_probe_kind {
 	LT_PK_FUTEX = 0,
@@ -143,6 +159,10 @@ struct lt_lock_stat {
 	__u64 last_holder; /* TID (or pid) of the latest known holder */
 	__u64 touched; /* the epoch of the last event that changed it */
 	__u64 owner_named; /* futex waits whose word named the holder */
+	__u64 hold_skipped; /* holds not timed (see LT_HOLD_EVERY) */
+	__u64 hold_samples; /* holds timed as samples, ended */
+	__u64 hold_sample_ns; /* their time, also in hold_ns */
+	__u64 hold_slept; /* holds whose holder slept: all timed after */
 	/* Bit b: slot b of the histogram has counted, here or on another
 	 * CPU (the reader ORs them). Readers look at these slots alone. */
 	__u64 hist_used;
@@ -304,7 +324,7 @@ struct lt_thread {
 	} site;
 	__u64 episode; /* futex: address waited on since the last wake */
 	__u32 ident_next; /* the cache slot to replace next */
-	__u32 pad;
+	__u32 hold_rng; /* xorshift state: which holds are samples */
 	struct lt_ident ident[LT_IDENT_CACHE]; /* futex identities seen */
 	__u32 file_next; /* the file cache slot to replace next */
 	__u32 owner_next; /* the owner cache slot to replace next */

@@ -213,7 +213,42 @@ static __always_inline void forget_thread_lock(struct lt_thread *th,
 	}
 }
 
-static __always_inline void end_hold(struct lt_thread *th, __u32 tid,
+/*
+ * The figures of a hold that ended (see LT_HOLD_EVERY): a timed hold its
+ * time, a sample also as one, and an untimed one its count and the time
+ * its holder was kept off the CPU. A holder that slept, seen by its own
+ * thread's release, ends the sampling of the lock.
+ */
+static __always_inline void count_hold(struct lt_lock_stat *st,
+				       struct task_struct *task,
+				       const struct lt_owned *r, __u64 now)
+{
+	bool own = r->tid == task->pid;
+	bool slept = own && (__u32)task->nvcsw != r->nvcsw;
+	bool preempted = own && (__u32)task->nivcsw != r->nivcsw;
+	__u64 d;
+
+	if (slept)
+		st->hold_slept++;
+	if (!r->ts) {
+		st->hold_skipped++;
+		if (slept || preempted)
+			st->hold_ns +=
+				task->sched_info.run_delay - r->run_delay;
+		return;
+	}
+	d = now - r->ts;
+	if (r->sampled && !slept && !preempted) {
+		st->hold_samples++;
+		st->hold_sample_ns += d;
+		add_hold(st, d, LT_HOLD_EVERY);
+		return;
+	}
+	add_hold(st, d, 1);
+}
+
+static __always_inline void end_hold(struct lt_thread *th,
+				     struct task_struct *task,
 				     const struct lt_owner_key *ok,
 				     const struct lt_owned *r, __u64 now)
 {
@@ -235,8 +270,8 @@ static __always_inline void end_hold(struct lt_thread *th, __u32 tid,
 	else
 		st = stat_of(&lock, &created, &slot);
 	if (st)
-		add_hold(st, now - r->ts);
-	if (r->tid == tid)
+		count_hold(st, task, r, now);
+	if (r->tid == task->pid)
 		forget_thread_lock(th, &lock);
 }
 
@@ -346,16 +381,18 @@ static __always_inline void release(struct task_struct *task, __u64 owner,
 	struct lt_owner_key ok = { .owner = owner, .dev = dev, .ino = ino };
 	struct lt_thread *th = task_thread(task, false);
 	struct lt_owner_locks *ol = owner_locks(th, &ok, false);
-	__u64 now;
+	__u64 now = 0;
 	__u32 i, kept = 0, n;
 
 	if (!ol)
 		return;
-	now = bpf_ktime_get_ns();
 	n = ol->n;
 	for (i = 0; i < LT_OWNER_RANGES && i < n; i++) {
 		if (ol->r[i].start >= start && ol->r[i].end <= end) {
-			end_hold(th, task->pid, &ok, &ol->r[i], now);
+			/* The clock only for a timed hold. */
+			if (ol->r[i].ts && !now)
+				now = bpf_ktime_get_ns();
+			end_hold(th, task, &ok, &ol->r[i], now);
 			continue;
 		}
 		if (kept != i && kept < LT_OWNER_RANGES)
@@ -382,14 +419,53 @@ static __always_inline bool may_merge(const struct lt_owner_locks *ol,
 	return false;
 }
 
-/* Starts timing the hold of a granted range, whose figures are fig's. */
-static __always_inline void hold(struct lt_thread *th,
-				 struct lt_owner_locks *ol,
-				 const struct lt_lock_key *lock,
-				 const struct lt_lock_key *fig, __s32 slot,
-				 __u32 tid, __u64 now)
+/*
+ * A wait for another range of the file, by an owner holding untimed
+ * ranges there, is time they were held: their releases count it with
+ * their holder's run-queue wait (see count_hold()).
+ */
+static __always_inline void wait_in_holds(struct lt_owner_locks *ol,
+					  __u64 delta)
 {
 	__u32 i, n = ol->n;
+
+	for (i = 0; i < LT_OWNER_RANGES && i < n; i++)
+		if (!ol->r[i].ts)
+			ol->r[i].run_delay -= delta;
+}
+
+/* Whether anything else waits to run on the task's CPU. */
+static __always_inline bool cpu_shared(struct task_struct *task)
+{
+	return task->se.cfs_rq->rq->nr_running > 1;
+}
+
+/* Whether a hold that could go untimed is a sample: one in LT_HOLD_EVERY,
+ * by the thread's own xorshift, which costs no helper call. */
+static __always_inline bool hold_sample(struct lt_thread *th, __u32 tid)
+{
+	__u32 x = th->hold_rng ? th->hold_rng : tid | 1;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	th->hold_rng = x;
+	return x < 0xffffffffU / LT_HOLD_EVERY;
+}
+
+/*
+ * Starts the hold of a granted range, whose figures are fig's, in st.
+ * now is the grant's time when the call read the clock (it waited), else
+ * 0; the hold is then timed in full, as a sample, or not (LT_HOLD_EVERY).
+ */
+static __always_inline void hold(struct lt_thread *th, struct task_struct *task,
+				 struct lt_owner_locks *ol,
+				 const struct lt_lock_key *lock,
+				 const struct lt_lock_key *fig,
+				 struct lt_lock_stat *st, __s32 slot, __u64 now)
+{
+	__u32 i, n = ol->n;
+	bool sample = false;
 
 	/* A re-grant of a range already held keeps the first grant's time. */
 	for (i = 0; i < LT_OWNER_RANGES && i < n; i++)
@@ -399,12 +475,25 @@ static __always_inline void hold(struct lt_thread *th,
 		count_drop(LT_DROP_HELD_FULL);
 		return;
 	}
+	if (!now && !targ_hold_exact && th && st &&
+	    st->acquires > LT_HOLD_EXACT && !st->hold_slept &&
+	    !cpu_shared(task)) {
+		sample = hold_sample(th, task->pid);
+		if (sample)
+			now = bpf_ktime_get_ns();
+	} else if (!now) {
+		now = bpf_ktime_get_ns();
+	}
 	ol->r[n].start = lock->start;
 	ol->r[n].end = lock->end;
 	ol->r[n].ts = now;
-	ol->r[n].tid = tid;
+	ol->r[n].run_delay = task->sched_info.run_delay;
+	ol->r[n].tid = task->pid;
+	ol->r[n].nvcsw = (__u32)task->nvcsw;
+	ol->r[n].nivcsw = (__u32)task->nivcsw;
 	ol->r[n].kind = (__u16)lock->kind;
 	ol->r[n].folded = LT_KEY_FOLDED(fig);
+	ol->r[n].sampled = sample;
 	ol->r[n].slot = slot;
 	ol->r[n].gen = slot_gen;
 	ol->n = n + 1;
@@ -587,7 +676,7 @@ static __always_inline void granted(void *ctx, struct task_struct *task,
 	struct lt_file_ident *c;
 	struct lt_lock_stat *st;
 	struct lt_lock_key fig;
-	__u64 now = bpf_ktime_get_ns(), delta;
+	__u64 now = 0, delta;
 	__s32 slot, no_waiter = LT_NO_SLOT, no_holder = LT_NO_SLOT;
 
 	/* The range it slept on is the one it asked for; a folded wait kept
@@ -601,6 +690,9 @@ static __always_inline void granted(void *ctx, struct task_struct *task,
 		    may_merge(ol, lock->kind, lock->start, lock->end))) {
 		asked_range(&lock->start, &lock->end);
 	}
+	/* The clock for a wait that ends here; for a hold, see hold(). */
+	if (call)
+		now = bpf_ktime_get_ns();
 	fold(lock, &fig);
 	c = file_ident(th, &fig);
 	st = lock_stat(c, &fig, fl, tgid, &slot);
@@ -624,12 +716,14 @@ static __always_inline void granted(void *ctx, struct task_struct *task,
 					    c ? &c->holder_slot : &no_holder);
 			}
 			record_stack(ctx, &fig, tgid, delta);
+			if (ol)
+				wait_in_holds(ol, delta);
 		}
 	}
 	if (call)
 		call->ts = 0;
 	if (ol)
-		hold(th, ol, lock, &fig, slot, task->pid, now);
+		hold(th, task, ol, lock, &fig, st, slot, now);
 }
 
 static __always_inline int on_lock_inode(void *ctx, struct inode *inode,

@@ -18,12 +18,18 @@ struct lt_owner_key {
 struct lt_owned {
 	__u64 start;
 	__u64 end;
-	__u64 ts; /* when it was granted */
+	__u64 ts; /* when it was granted; 0: not timed (LT_HOLD_EVERY) */
+	/* Untimed: the holder's run-queue wait so far at the grant, less
+	 * its waits for the file's other ranges since (wait_in_holds()). */
+	__u64 run_delay;
 	__u32 tid; /* the thread it was granted to, as the kernel numbers it */
 	__u16 kind;
-	__u16 folded; /* its figures are its file's other ranges' */
+	__u8 folded; /* its figures are its file's other ranges' */
+	__u8 sampled; /* its hold is a sample */
 	__s32 slot; /* the lock's slot in stat_map, or LT_NO_SLOT */
 	__u32 gen; /* slot_gen when slot was found */
+	__u32 nvcsw; /* the holder's context switches at the grant: */
+	__u32 nivcsw; /* voluntary (it slept) and not (it was preempted) */
 };
 
 /* One slot of the owned map: its pair's key, zero while free. */

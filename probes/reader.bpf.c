@@ -105,6 +105,9 @@ static __always_inline void sum_lock(struct lt_lock_stat *s,
 	s->owner_died += v->owner_died;
 	s->deadlocks += v->deadlocks;
 	s->io_under_lock_ns += v->io_under_lock_ns;
+	s->hold_skipped += v->hold_skipped;
+	s->hold_samples += v->hold_samples;
+	s->hold_sample_ns += v->hold_sample_ns;
 	if (v->max_epoch >= max_epoch && v->max_ns > s->max_ns)
 		s->max_ns = v->max_ns;
 	if (v->max_total_ns > s->max_total_ns)

@@ -132,6 +132,19 @@ static void test_quantile(void **state)
 		    (2u << 20) - 1);
 }
 
+/* Untimed holds count at the mean of the interval's samples, else of the
+ * lock's samples so far, else not at all. */
+static void test_hold_estimate(void **state)
+{
+	(void)state;
+	assert_int_equal(lt_hold_estimate(0, 4, 4000, 4, 4000), 0);
+	assert_int_equal(lt_hold_estimate(15, 1, 1000, 9, 90000), 15000);
+	assert_int_equal(lt_hold_estimate(30, 0, 0, 4, 2000), 15000);
+	assert_int_equal(lt_hold_estimate(3, 2, 3, 2, 3),
+			 5); /* 4.5 rounds up */
+	assert_int_equal(lt_hold_estimate(7, 0, 0, 0, 0), 0);
+}
+
 static void test_kinds(void **state)
 {
 	(void)state;
@@ -197,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_vmas_of_self),
 		cmocka_unit_test(test_format_ns),
 		cmocka_unit_test(test_quantile),
+		cmocka_unit_test(test_hold_estimate),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_top),
 	};

@@ -35,6 +35,7 @@ static struct env {
 	bool all_kinds;
 	bool verbose;
 	bool stacks;
+	bool exact_holds; /* --exact-holds */
 	bool mono;
 	const char *host;
 	const char *archive;
@@ -110,6 +111,7 @@ enum {
 	OPT_MONO,
 	OPT_DURATION,
 	OPT_RETIRE,
+	OPT_EXACT_HOLDS,
 };
 
 static const struct argp_option options[] = {
@@ -146,6 +148,10 @@ static const struct argp_option options[] = {
 	{ "stacks", OPT_STACKS, NULL, 0,
 	  "Record the user stack of contended waits (the lock detail "
 	  "shows it)",
+	  0 },
+	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
+	  "Time every file lock hold, at a clock read per lock and unlock, "
+	  "where by default a busy lock's uncontended holds are sampled",
 	  0 },
 	{ "host", OPT_HOST, "HOST", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
@@ -243,6 +249,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_STACKS:
 		env.stacks = true;
 		break;
+	case OPT_EXACT_HOLDS:
+		env.exact_holds = true;
+		break;
 	case OPT_HOST:
 		env.host = arg;
 		break;
@@ -284,11 +293,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.host && env.archive)
 			argp_error(state, "give --host or --archive, not both");
 		if ((env.host || env.archive) &&
-		    (env.command || env.n_pids || env.stacks))
+		    (env.command || env.n_pids || env.stacks ||
+		     env.exact_holds))
 			argp_error(state,
 				   "--host and --archive read recorded "
-				   "metrics: --pid, --stacks and COMMAND "
-				   "trace here");
+				   "metrics: --pid, --stacks, --exact-holds "
+				   "and COMMAND trace here");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -321,6 +331,8 @@ static const struct argp_option record_options[] = {
 	  "Seconds per recorded interval (default 1; fractions allowed)", 0 },
 	{ "pid", 'p', "PID[,PID...]", 0,
 	  "Record only these processes and their children (repeatable)", 0 },
+	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
+	  "Time every file lock hold (see locktop --help)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
 };
@@ -717,6 +729,7 @@ int main(int argc, char **argv)
 	params.collector.n_pids = env.n_pids;
 	params.collector.interval_ms = env.delay_ms;
 	params.collector.stacks = env.stacks;
+	params.collector.exact_holds = env.exact_holds;
 	params.collector.verbose = env.verbose;
 	params.collector.retire_s =
 		env.retire_s >= 0	       ? (unsigned int)env.retire_s :

@@ -119,6 +119,7 @@ static json_object *lock_json(const struct row *r)
 			       j_u64(f->trylock_failures));
 	json_object_object_add(o, "hold_ns", j_u64(f->hold_ns));
 	json_object_object_add(o, "max_hold_ns", j_u64(f->max_hold_ns));
+	json_object_object_add(o, "holds_estimated", j_u64(f->holds_estimated));
 	json_object_object_add(o, "io_under_lock_ns",
 			       j_u64(f->io_under_lock_ns));
 	json_object_object_add(o, "waiters_now",

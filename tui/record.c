@@ -72,6 +72,7 @@ void rec_fig_add(struct rec_fig *a, const struct rec_fig *b)
 	if (b->max_wait_ns > a->max_wait_ns)
 		a->max_wait_ns = b->max_wait_ns;
 	a->hold_ns += b->hold_ns;
+	a->holds_estimated += b->holds_estimated;
 	a->acquires += b->acquires;
 	a->contended += b->contended;
 	a->trylock_failures += b->trylock_failures;
@@ -189,6 +190,7 @@ static void fig_from_lt(struct rec_fig *r, const struct lt_figures *f)
 	r->wait_ns = f->wait_ns;
 	r->max_wait_ns = f->max_wait_ns;
 	r->hold_ns = f->hold_ns;
+	r->holds_estimated = f->holds_estimated;
 	r->acquires = f->acquires;
 	r->contended = f->contended;
 	r->trylock_failures = f->trylock_failures;
@@ -209,6 +211,7 @@ static void fig_json(json_object *o, const struct rec_fig *f)
 	json_object_object_add(o, "p99_wait_ns",
 			       j_u64(rec_fig_metric(f, REC_P99)));
 	json_object_object_add(o, "hold_ns", j_u64(f->hold_ns));
+	json_object_object_add(o, "holds_estimated", j_u64(f->holds_estimated));
 	json_object_object_add(o, "acquires", j_u64(f->acquires));
 	json_object_object_add(o, "contended", j_u64(f->contended));
 	json_object_object_add(o, "trylock_failures",

@@ -79,6 +79,7 @@ struct rec_fig {
 	uint64_t wait_ns;
 	uint64_t max_wait_ns;
 	uint64_t hold_ns;
+	uint64_t holds_estimated; /* holds in hold_ns not timed, see json.md */
 	uint64_t acquires;
 	uint64_t contended;
 	uint64_t trylock_failures;

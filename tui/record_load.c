@@ -112,6 +112,7 @@ static int load_fig(struct loader *ld, json_object *o, const char *where,
 	    get_u64(ld, o, "max_wait_ns", where, &f->max_wait_ns) ||
 	    get_u64(ld, o, "p99_wait_ns", where, &f->p99_wait_ns) ||
 	    get_u64(ld, o, "hold_ns", where, &f->hold_ns) ||
+	    get_u64(ld, o, "holds_estimated", where, &f->holds_estimated) ||
 	    get_u64(ld, o, "acquires", where, &f->acquires) ||
 	    get_u64(ld, o, "contended", where, &f->contended) ||
 	    get_u64(ld, o, "trylock_failures", where, &f->trylock_failures) ||

@@ -46,6 +46,7 @@ enum slot {
 	S_START,
 	S_END,
 	S_PID,
+	S_HOLDS_EST,
 	S_NSLOTS,
 	/* the same slots, other meanings in other groups */
 	S_IO_COUNT = S_HOLD_NS,
@@ -100,6 +101,7 @@ static const struct metric metrics[] = {
 	{ "locktop.lock.wait.max", G_LOCK, S_WAIT_MAX, false, false },
 	{ "locktop.lock.hold.time", G_LOCK, S_HOLD_NS, false, false },
 	{ "locktop.lock.hold.max", G_LOCK, S_HOLD_MAX, false, false },
+	{ "locktop.lock.hold.estimated", G_LOCK, S_HOLDS_EST, false, false },
 	{ "locktop.lock.acquires", G_LOCK, S_ACQUIRES, false, false },
 	{ "locktop.lock.contended", G_LOCK, S_CONTENDED, false, false },
 	{ "locktop.lock.trylock_failures", G_LOCK, S_TRYLOCK, false, false },
@@ -463,6 +465,7 @@ static int build_snapshot(struct source *s)
 			f[w]->waits = get(e, S_WAITS);
 			f[w]->wait_ns = get(e, S_WAIT_NS);
 			f[w]->hold_ns = get(e, S_HOLD_NS);
+			f[w]->holds_estimated = get(e, S_HOLDS_EST);
 			f[w]->acquires = get(e, S_ACQUIRES);
 			f[w]->contended = get(e, S_CONTENDED);
 			f[w]->trylock_failures = get(e, S_TRYLOCK);

@@ -18,6 +18,7 @@ expect 2 "--host or --archive, not both" --host a --archive b
 expect 2 "trace here" --host localhost -p 1
 expect 2 "trace here" --archive x -- true
 expect 2 "trace here" --host localhost --stacks
+expect 2 "trace here" --archive x --exact-holds
 expect 2 "requires an argument" --host
 expect 1 "cannot open archive $tmpdir/none" --archive "$tmpdir/none" -b
 
