@@ -564,6 +564,25 @@ file_ident(struct lt_thread *th, const struct lt_lock_key *lock)
 	return i < 0 ? NULL : &th->file[i & (LT_FILE_CACHE - 1)];
 }
 
+/* The thread's cache entry for lock when it holds the lock's current
+ * slot, else NULL: such a lock has figures of its own, never folded. */
+static __always_inline struct lt_file_ident *
+known_ident(struct lt_thread *th, const struct lt_lock_key *lock)
+{
+	struct lt_file_ident *c;
+	__u32 i;
+
+	if (!th)
+		return NULL;
+	for (i = 0; i < LT_FILE_CACHE; i++) {
+		c = &th->file[i];
+		if (same_lock(&c->key, lock) && c->gen == slot_gen &&
+		    c->slot != LT_NO_SLOT)
+			return c;
+	}
+	return NULL;
+}
+
 /*
  * The lock's figures, named when they are new; *slot is where they are.
  * c, the thread's cache entry for the lock or NULL, keeps the slot.
@@ -693,8 +712,13 @@ static __always_inline void granted(void *ctx, struct task_struct *task,
 	/* The clock for a wait that ends here; for a hold, see hold(). */
 	if (call)
 		now = bpf_ktime_get_ns();
-	fold(lock, &fig);
-	c = file_ident(th, &fig);
+	c = known_ident(th, lock);
+	if (c) {
+		fig = *lock;
+	} else {
+		fold(lock, &fig);
+		c = file_ident(th, &fig);
+	}
 	st = lock_stat(c, &fig, fl, tgid, &slot);
 	if (st) {
 		st->acquires++;
