@@ -100,6 +100,28 @@ int lt_index_add(struct lt_index *ix, size_t i, const void *base)
 	return 0;
 }
 
+/* The state of key in an index over states of the given size; new ones
+ * start at zero. */
+ssize_t lt_index_state(struct lt_index *ix, void **states, size_t *n,
+		       size_t *cap, size_t size, const void *key,
+		       size_t key_len, bool *created)
+{
+	ssize_t i = lt_index_find(ix, key, *states);
+
+	*created = i < 0;
+	if (i >= 0)
+		return i;
+	if (lt_grow(states, cap, *n + 1, size))
+		return -ENOMEM;
+	i = (ssize_t)*n;
+	memset((char *)*states + (size_t)i * size, 0, size);
+	memcpy((char *)*states + (size_t)i * size, key, key_len);
+	if (lt_index_add(ix, (size_t)i, *states))
+		return -ENOMEM;
+	(*n)++;
+	return i;
+}
+
 int lt_grow(void **array, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 64;

@@ -72,6 +72,11 @@ ssize_t lt_index_find(const struct lt_index *ix, const void *key,
 		      const void *base);
 /* Indexes entry i (its key already in place at base). */
 int lt_index_add(struct lt_index *ix, size_t i, const void *base);
+/* The state of key among states of the given size, indexed by ix; one
+ * not there yet is added, zero but for its key, and *created says so. */
+ssize_t lt_index_state(struct lt_index *ix, void **states, size_t *n,
+		       size_t *cap, size_t size, const void *key,
+		       size_t key_len, bool *created);
 /*
  * Renumbering in two steps that cannot fail once the first succeeded: a
  * table for n entries, then the index remade in it over entries 0..n-1.

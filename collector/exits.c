@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Processes and threads that ended, and what only they could reach. */
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "futex.skel.h"
+#include "fileio.skel.h"
+
+static int cmp_tid(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a >> 32, y = *(const __u64 *)b >> 32;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The process of an ended thread in set (TID << 32 | tgid, sorted), or
+ * 0 when it is not there. */
+pid_t exits_ended_tgid(const __u64 *set, size_t n, __u32 tid)
+{
+	__u64 key = (__u64)tid << 32;
+	const __u64 *e;
+
+	if (!n)
+		return 0;
+	e = bsearch(&key, set, n, sizeof(*set), cmp_tid);
+	return e ? (pid_t)(__u32)*e : 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_gone(const __u32 *gone, size_t n, __u32 tgid)
+{
+	/* An empty set may have no array yet. */
+	return n && bsearch(&tgid, gone, n, sizeof(*gone), cmp_u32) != NULL;
+}
+
+/* A private lock: a process's own futex, keyed by its tgid. */
+static bool is_private(const struct lt_lock_key *k)
+{
+	return !k->shared &&
+	       (k->kind < LT_PK_FCNTL || k->kind == LT_PK_FUTEX_COND);
+}
+
+/* A private lock of a process that has ended. */
+bool exits_private_gone(const struct lt_collector *c,
+			const struct lt_lock_key *k)
+{
+	return is_private(k) &&
+	       is_gone(c->gone, c->n_gone, (__u32)k->dev_or_tgid);
+}
+
+/* Drains the queue at qfd into *set, of n elements of size bytes,
+ * sorted by cmp. */
+static void take_queue(int qfd, void **set, size_t *n, size_t *cap, size_t size,
+		       int (*cmp)(const void *, const void *))
+{
+	__u64 v;
+
+	*n = 0;
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &v)) {
+		if (lt_grow(set, cap, *n + 1, size))
+			break;
+		memcpy((char *)*set + *n * size, &v, size);
+		(*n)++;
+	}
+	if (*n)
+		qsort(*set, *n, size, cmp);
+}
+
+/*
+ * The processes that ended before this read began: its walk of the maps
+ * sees all they ever did, so they can go once it is done. One that ends
+ * during the walk waits for the next read. Likewise the threads that
+ * ended while their processes went on; those of the read before are kept
+ * a read longer, as a waiter woken as its holder thread ended may name
+ * it a little later.
+ */
+void exits_take(struct lt_collector *c)
+{
+	__u64 *set = c->stale_tids;
+	size_t cap = c->cap_stale_tids;
+
+	take_queue(bpf_map__fd(c->futex->maps.exited), (void **)&c->gone,
+		   &c->n_gone, &c->cap_gone, sizeof(*c->gone), cmp_u32);
+	c->stale_tids = c->gone_tids;
+	c->n_stale_tids = c->n_gone_tids;
+	c->cap_stale_tids = c->cap_gone_tids;
+	c->gone_tids = set;
+	c->cap_gone_tids = cap;
+	take_queue(bpf_map__fd(c->futex->maps.ended_threads),
+		   (void **)&c->gone_tids, &c->n_gone_tids, &c->cap_gone_tids,
+		   sizeof(*c->gone_tids), cmp_tid);
+}
+
+/* A TID whose process ended before this read, or whose thread ended
+ * before the read before. */
+static bool tid_gone(const struct lt_collector *c, const struct tid_entry *t)
+{
+	return is_gone(c->gone, c->n_gone, t->tgid) ||
+	       exits_ended_tgid(c->stale_tids, c->n_stale_tids, t->tid);
+}
+
+/* The TIDs of ended processes, and of threads that ended a read ago:
+ * another process may get them next. */
+static void forget_tids(struct lt_collector *c)
+{
+	size_t i, k = 0, size;
+	uint32_t *table;
+
+	if (!c->n_gone && !c->n_stale_tids)
+		return;
+	for (i = 0; i < c->n_tids; i++)
+		if (tid_gone(c, &c->tids[i]))
+			break;
+	if (i == c->n_tids)
+		return;
+	table = lt_index_table(c->n_tids, &size);
+	if (!table)
+		return; /* kept a while longer */
+	for (i = 0; i < c->n_tids; i++)
+		if (!tid_gone(c, &c->tids[i]))
+			c->tids[k++] = c->tids[i];
+	c->n_tids = k;
+	lt_index_refill(&c->tid_ix, table, size, k, c->tids);
+	lt_shrink((void **)&c->tids, &c->cap_tids, k, sizeof(*c->tids));
+}
+
+/*
+ * Drops from the kernel's maps what only ended processes can touch: their
+ * private locks and their locks' stacks, after this read took their last
+ * figures. Our rows keep the totals; a PID that comes back starts anew.
+ */
+static void forget_processes(struct lt_collector *c)
+{
+	int wfd = bpf_map__fd(c->futex->maps.wheres);
+	size_t i, n = c->n_gone;
+
+	if (!n)
+		return;
+	for (i = 0; i < c->n_locks; i++) {
+		const struct lt_lock_key *k = &c->lstate[i].key;
+
+		if (!exits_private_gone(c, k))
+			continue;
+		if (!reclaim_free_slot(c, c->futex->maps.lock_slots,
+				       c->futex->maps.stat_map,
+				       c->futex->maps.free_slots, k,
+				       sizeof(struct lt_lock_stat)) &&
+		    c->snap.lock_entries)
+			c->snap.lock_entries--; /* in use after this read */
+		c->lstate[i].slot = -1;
+		bpf_map_delete_elem(wfd, k);
+		/* A PID that comes back may use the same address: its
+		 * entry starts from zero, and so must what it is diffed
+		 * against (the histograms wrap rather than restart). */
+		memset(&c->lstate[i].raw, 0, sizeof(c->lstate[i].raw));
+		if (!c->lstate[i].dead_at) {
+			c->lstate[i].dead_at = mono_ns();
+			c->n_dead++;
+		}
+	}
+	/* Their locks' stacks, which the read of the stacks collected. */
+	for (i = 0; i < c->n_doomed; i++)
+		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.lock_stacks),
+				    &c->doomed[i]);
+	c->n_doomed = 0;
+	for (i = 0; i < c->n_sites;) {
+		if (is_gone(c->gone, n, c->site_keys[i].tgid)) {
+			bpf_map_delete_elem(bpf_map__fd(c->futex->maps.sites),
+					    &c->site_keys[i]);
+			c->site_keys[i] = c->site_keys[--c->n_sites];
+		} else {
+			i++;
+		}
+	}
+	/* Their I/O figures; a PID that comes back starts from zero. */
+	for (i = 0; i < n; i++) {
+		struct proc_state key = { .tgid = c->gone[i] };
+		ssize_t k = lt_index_find(&c->proc_ix, &key, c->pstate);
+
+		bpf_map_delete_elem(bpf_map__fd(c->fileio->maps.proc_io),
+				    &c->gone[i]);
+		if (k < 0)
+			continue;
+		memset(&c->pstate[k].io, 0, sizeof(c->pstate[k].io));
+		if (!c->pstate[k].dead_at) {
+			c->pstate[k].dead_at = mono_ns();
+			c->n_dead_procs++;
+		}
+	}
+	for (i = 0; i < c->n_side; i++) {
+		if (c->side[i].dead_at ||
+		    !is_gone(c->gone, n, c->side[i].key.pid))
+			continue;
+		c->side[i].dead_at = mono_ns();
+		c->n_dead_sides++;
+	}
+}
+
+/*
+ * The same of ended processes, then their parties and the holder parties
+ * of threads that ended in processes that go on, which are named by TID:
+ * a PID or TID that comes back starts anew.
+ */
+void exits_forget(struct lt_collector *c)
+{
+	size_t i, n = c->n_gone;
+
+	forget_processes(c);
+	for (i = 0; i < c->n_party && (n || c->n_gone_tids); i++) {
+		const struct lt_party_key *pk = &c->party[i].key;
+		bool gone = pk->role == LT_ROLE_HOLDER &&
+			    exits_ended_tgid(c->gone_tids, c->n_gone_tids,
+					     pk->tgid);
+
+		if (!gone && n)
+			gone = is_gone(c->gone, n,
+				       pk->role == LT_ROLE_HOLDER ?
+					       (__u32)parties_tgid_of(
+						       c, pk->tgid) :
+					       pk->tgid) ||
+			       exits_private_gone(c, &pk->lock);
+		if (gone) {
+			reclaim_free_slot(c, c->futex->maps.party_slots,
+					  c->futex->maps.parties,
+					  c->futex->maps.free_party_slots, pk,
+					  sizeof(struct lt_party_stat));
+			/* The same key again is a new party: a reused TID
+			 * may belong to another process. */
+			c->party[i].count = c->party[i].ns = 0;
+			c->party[i].slot = -1;
+			if (c->party[i].linked)
+				c->n_unlinked++;
+			c->party[i].linked = false;
+		}
+	}
+	forget_tids(c);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Files: their rows, their names and their I/O figures. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "futex.skel.h"
+#include "fileio.skel.h"
+
+/* What a file's I/O adds to, summed. */
+uint64_t files_mass(const struct lt_file_stat *v)
+{
+	return v->reads + v->writes + v->read_bytes + v->write_bytes +
+	       v->io_ns + v->io_under_lock_ns;
+}
+
+static void hist_delta(uint64_t *out, uint64_t *total, const __u64 *now,
+		       const __u64 *before)
+{
+	size_t b;
+
+	for (b = 0; b < LT_HIST_SLOTS; b++) {
+		out[b] = diff(now[b], before[b]);
+		total[b] += out[b];
+	}
+}
+
+/* The row of the file in slot, made on its first sight and named from
+ * what the probe kept; -1 when out of memory. */
+static ssize_t file_row_of(struct lt_collector *c, __u32 slot)
+{
+	struct lt_file_where w;
+	struct lt_file_key key;
+	struct lt_file *f;
+	ssize_t i;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_keys), &slot,
+				&key))
+		return -1;
+	i = lt_index_find(&c->file_ix, &key, c->fstate);
+	if (i < 0) {
+		i = (ssize_t)c->n_files;
+		if (lt_grow((void **)&c->files, &c->cap_files, i + 1,
+			    sizeof(*c->files)) ||
+		    lt_grow((void **)&c->fstate, &c->cap_fstate, i + 1,
+			    sizeof(*c->fstate)))
+			return -1;
+		memset(&c->fstate[i], 0, sizeof(c->fstate[i]));
+		c->fstate[i].key = key;
+		if (lt_index_add(&c->file_ix, i, c->fstate))
+			return -1;
+		c->n_files++;
+		memset(&c->files[i], 0, sizeof(c->files[i]));
+	} else if (c->fstate[i].slot >= 0) {
+		return -1; /* not reached: one file, one slot */
+	}
+	/* A file met again after its slot went back may be another file
+	 * on a reused inode: it is named anew. */
+	f = &c->files[i];
+	f->dev = key.dev;
+	f->ino = key.ino;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_where), &slot,
+				&w) ||
+	    !w.tgid) {
+		snprintf(f->name, sizeof(f->name), "inode %llu",
+			 (unsigned long long)f->ino);
+	} else if (!locks_fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
+				  sizeof(f->name))) {
+		w.name[sizeof(w.name) - 1] = '\0';
+		if (w.name[0])
+			snprintf(f->name, sizeof(f->name), "%s", w.name);
+		else
+			snprintf(f->name, sizeof(f->name), "inode %llu",
+				 (unsigned long long)f->ino);
+	}
+	c->fstate[i].slot = (__s32)slot;
+	memset(&c->fstate[i].raw, 0, sizeof(c->fstate[i].raw));
+	c->file_row[slot] = i;
+	c->file_entries++;
+	return i;
+}
+
+/* Adds what moved in a file's slot, summed over the CPUs, to its row. */
+static void merge_file(struct lt_collector *c, size_t i,
+		       const struct lt_file_stat *percpu, size_t stride)
+{
+	struct file_state *s = &c->fstate[i];
+	struct lt_file *f = &c->files[i];
+	struct lt_file_stat sum = { 0 };
+	int cpu, b;
+
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		const struct lt_file_stat *v =
+			(const void *)((const char *)percpu +
+				       (size_t)cpu * stride);
+
+		sum.reads += v->reads;
+		sum.writes += v->writes;
+		sum.read_bytes += v->read_bytes;
+		sum.write_bytes += v->write_bytes;
+		sum.io_ns += v->io_ns;
+		sum.io_under_lock_ns += v->io_under_lock_ns;
+		for (b = 0; b < LT_HIST_SLOTS; b++)
+			sum.hist[b] += v->hist[b];
+	}
+	if (files_mass(&sum) != files_mass(&s->raw))
+		s->moved_at = c->read_ns;
+#define FDELTA(field)                                           \
+	do {                                                    \
+		f->delta.field = diff(sum.field, s->raw.field); \
+		f->total.field += f->delta.field;               \
+	} while (0)
+	FDELTA(reads);
+	FDELTA(writes);
+	FDELTA(read_bytes);
+	FDELTA(write_bytes);
+	FDELTA(io_ns);
+	FDELTA(io_under_lock_ns);
+#undef FDELTA
+	hist_delta(f->delta.io_hist, f->total.io_hist, sum.hist, s->raw.hist);
+	for (b = 0; b < LT_HIST_SLOTS; b++)
+		c->snap.io_hist_delta[b] += f->delta.io_hist[b];
+	s->raw = sum;
+}
+
+/*
+ * Reads the file slots ever handed out, in batches. A slot not yet
+ * linked to a row with nothing in it is free, or taken by a probe that
+ * has not counted yet.
+ */
+int files_read(struct lt_collector *c)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t stride = (sizeof(struct lt_file_stat) + 7) & ~7UL;
+	size_t vsz = stride * (size_t)c->ncpus;
+	__u32 which = LT_HIGH_FILES, done = 0, last = 0, count, k;
+	__u64 high = 0;
+	ssize_t row;
+	int err;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.slot_high), &which,
+				&high))
+		return -errno;
+	if (high > LT_MAX_FILES)
+		high = LT_MAX_FILES;
+	if (c->keybuf_len < BATCH * sizeof(__u32)) {
+		free(c->keybuf);
+		c->keybuf = malloc(BATCH * sizeof(__u32));
+		c->keybuf_len = c->keybuf ? BATCH * sizeof(__u32) : 0;
+	}
+	if (c->valbuf_len < BATCH * vsz) {
+		free(c->valbuf);
+		c->valbuf = malloc(BATCH * vsz);
+		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
+	}
+	if (!c->keybuf || !c->valbuf)
+		return -ENOMEM;
+	/* An array's batch goes on after the last key it gave. */
+	while (done < high) {
+		count = (__u32)(high - done) < BATCH ? (__u32)(high - done) :
+						       BATCH;
+		err = bpf_map_lookup_batch(
+			bpf_map__fd(c->fileio->maps.file_stat),
+			done ? &last : NULL, &last, c->keybuf, c->valbuf,
+			&count, &opts);
+		if (err && err != -ENOENT)
+			return err;
+		for (k = 0; k < count; k++) {
+			__u32 slot = ((const __u32 *)c->keybuf)[k];
+			const struct lt_file_stat *v =
+				(const void *)((char *)c->valbuf + k * vsz);
+
+			if (slot >= LT_MAX_FILES)
+				continue;
+			row = c->file_row[slot];
+			if (row < 0) {
+				uint64_t mass = 0;
+				int cpu;
+
+				for (cpu = 0; cpu < c->ncpus; cpu++)
+					mass += files_mass(
+						(const void *)((const char *)v +
+							       cpu * stride));
+				if (!mass)
+					continue;
+				row = file_row_of(c, slot);
+				if (row < 0)
+					continue;
+			}
+			merge_file(c, (size_t)row, v, stride);
+		}
+		if (err || !count)
+			break;
+		done += count;
+	}
+	return 0;
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Loading and attaching the probes, and closing them: the collector's life. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "futex.skel.h"
+#include "filelock.skel.h"
+#include "fileio.skel.h"
+#include "reader.skel.h"
+#include "pidns.skel.h"
+
+/*
+ * Three probe objects (futex, filelock, fileio) count into one set of
+ * maps: the futex object owns them, the others reuse its descriptors.
+ */
+
+static const char *const probe_names[PROBE_NR] = { "futex", "filelock",
+						   "fileio" };
+
+static bool verbose_libbpf;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	(void)level;
+	if (!verbose_libbpf)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static int add_traced(struct lt_collector *c, pid_t pid, char *err,
+		      size_t err_len)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
+		snprintf(err, err_len, "no process with PID %d", pid);
+		return -ESRCH;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(c->futex->maps.traced), &key, &one,
+				BPF_ANY)) {
+		snprintf(err, err_len, "cannot trace PID %d: %s", pid,
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Makes obj count into the futex object's maps. */
+static int share_maps(struct lt_collector *c, struct bpf_object *obj)
+{
+	static const char *const shared[] = { "stat_map",
+					      "parties",
+					      "threads",
+					      "traced",
+					      "comms",
+					      "drops",
+					      "wheres",
+					      "stacks",
+					      "lock_stacks",
+					      "stack_snaps",
+					      "snap_scratch",
+					      "new_snaps",
+					      "runs",
+					      "lock_slots",
+					      "free_slots",
+					      "party_slots",
+					      "free_party_slots",
+					      "slot_keys",
+					      "party_keys",
+					      "slot_high",
+					      "slot_use" };
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		struct bpf_map *to =
+			bpf_object__find_map_by_name(obj, shared[i]);
+		struct bpf_map *from =
+			bpf_object__find_map_by_name(c->futex->obj, shared[i]);
+
+		if (!to || !from)
+			continue;
+		err = bpf_map__reuse_fd(to, bpf_map__fd(from));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+#define SET_TARGETS(skel, opts, obj, ns)                               \
+	do {                                                           \
+		(skel)->rodata->targ_filter = (opts)->n_pids > 0;      \
+		(skel)->rodata->targ_self = getpid();                  \
+		(skel)->rodata->targ_stacks = (opts)->stacks;          \
+		(skel)->rodata->targ_hold_exact = (opts)->exact_holds; \
+		(skel)->rodata->targ_obj = (obj);                      \
+		(skel)->rodata->targ_pidns_ino = (ns)->ino;            \
+		(skel)->rodata->targ_pidns_level = (ns)->level;        \
+	} while (0)
+
+struct pidns {
+	uint64_t ino; /* 0: the initial namespace */
+	__u32 level;
+};
+
+/* The depth of our PID namespace, which only a BPF program can see. */
+static int pidns_level(struct pidns *ns, char *err, size_t err_len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	struct pidns_bpf *skel = pidns_bpf__open_and_load();
+	int ret;
+
+	if (!skel) {
+		ret = errno ? -errno : -EINVAL;
+	} else {
+		/* Run here, by this thread: the program reads its task. */
+		ret = bpf_prog_test_run_opts(
+			bpf_program__fd(skel->progs.lt_pidns), &opts);
+		if (!ret && (skel->bss->inum != ns->ino || !skel->bss->level))
+			ret = -ESRCH;
+		ns->level = skel->bss->level;
+		pidns_bpf__destroy(skel);
+	}
+	if (ret)
+		snprintf(err, err_len,
+			 "cannot find where this PID namespace lies: %s",
+			 strerror(-ret));
+	return ret;
+}
+
+/*
+ * What the probes must know before they load. In a PID namespace other
+ * than the initial one they name processes as it does (the traced set,
+ * -p and our own PID are in its numbers, and so is its /proc).
+ */
+static int set_targets(struct lt_collector *c, const struct lt_options *opts,
+		       char *err, size_t err_len)
+{
+	struct pidns ns = { 0 };
+	int ret;
+
+	ret = lt_pid_namespace(&ns.ino, err, err_len);
+	if (!ret && ns.ino)
+		ret = pidns_level(&ns, err, err_len);
+	if (ret)
+		return ret;
+	SET_TARGETS(c->futex, opts, LT_OBJ_FUTEX, &ns);
+	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK, &ns);
+	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO, &ns);
+	SET_TARGETS(c->reader, opts, LT_OBJ_NR, &ns);
+	return 0;
+}
+
+static int load_error(char *err, size_t len, const char *what, int ret)
+{
+	snprintf(err, len,
+		 "the kernel refused the %s probe: %s (run with -v for the "
+		 "verifier's log)",
+		 what, strerror(-ret));
+	return ret;
+}
+
+static int attach_error(char *err, size_t len, const char *what, int ret)
+{
+	snprintf(err, len,
+		 "cannot attach the %s probe: %s (is tracefs mounted at "
+		 "/sys/kernel/tracing?)",
+		 what, strerror(-ret));
+	return ret;
+}
+
+/* The collector's own state, before any probe. */
+static int init_state(struct lt_collector *c, const struct lt_options *opts,
+		      char *err, size_t err_len)
+{
+	size_t i;
+
+	c->stats_fd = -1;
+	c->stacks = opts->stacks;
+	c->retire_s = opts->retire_s;
+	c->syms = lt_symbolizer_new();
+	c->snap_buf = malloc(sizeof(*c->snap_buf));
+	c->interval_ms = opts->interval_ms ? opts->interval_ms : 1000;
+	c->ncpus = libbpf_num_possible_cpus();
+	for (i = 0; i < PROBE_NR; i++)
+		snprintf(c->probes[i].name, sizeof(c->probes[i].name), "%s",
+			 probe_names[i]);
+	if (c->ncpus <= 0 || !c->syms || !c->snap_buf ||
+	    lt_index_init(&c->lock_ix, sizeof(struct lt_lock_key),
+			  sizeof(struct lock_state)) ||
+	    lt_index_init(&c->proc_ix, sizeof(__u32),
+			  sizeof(struct proc_state)) ||
+	    lt_index_init(&c->file_ix, sizeof(struct lt_file_key),
+			  sizeof(struct file_state)) ||
+	    lt_index_init(&c->tid_ix, sizeof(__u32),
+			  sizeof(struct tid_entry)) ||
+	    lt_index_init(&c->party_ix, sizeof(struct lt_party_key),
+			  sizeof(struct party_state)) ||
+	    lt_index_init(&c->side_ix, sizeof(struct side_key),
+			  sizeof(struct side_state)) ||
+	    lt_index_init(&c->stext_ix, sizeof(struct lt_stack_key),
+			  sizeof(struct stack_text))) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Opens the BPF objects and sets what must be fixed before load. */
+static int open_probes(struct lt_collector *c, const struct lt_options *opts,
+		       char *err, size_t err_len)
+{
+	int ret;
+
+	c->futex = futex_bpf__open();
+	c->filelock = filelock_bpf__open();
+	c->fileio = fileio_bpf__open();
+	c->reader = reader_bpf__open();
+	if (!c->futex || !c->filelock || !c->fileio || !c->reader) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot open the probes: %s",
+			 strerror(errno));
+		return ret;
+	}
+	ret = set_targets(c, opts, err, err_len);
+	if (ret)
+		return ret;
+	/* Run once by reclaim_fill_slots(), never attached. */
+	bpf_program__set_autoattach(c->filelock->progs.lt_fill_owners, false);
+	/* Snapshots of new stacks take preallocated room only when asked. */
+	bpf_map__set_max_entries(c->futex->maps.stack_snaps,
+				 opts->stacks ? LT_MAX_SNAPS : 1);
+	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
+	/* Epoch 0 is no epoch: a slot whose stamp is 0 is not in use. */
+	c->futex->bss->epoch = 1;
+	c->filelock->bss->epoch = 1;
+	c->fileio->bss->epoch = 1;
+	return 0;
+}
+
+/* Loads and verifies: the futex object first, it owns the shared maps. */
+static int load_probes(struct lt_collector *c, char *err, size_t err_len)
+{
+	int ret;
+
+	ret = futex_bpf__load(c->futex);
+	if (ret)
+		return load_error(err, err_len, "futex", ret);
+	ret = share_maps(c, c->filelock->obj);
+	if (!ret)
+		ret = filelock_bpf__load(c->filelock);
+	if (ret)
+		return load_error(err, err_len, "file lock", ret);
+	ret = share_maps(c, c->fileio->obj);
+	if (!ret)
+		ret = fileio_bpf__load(c->fileio);
+	if (ret)
+		return load_error(err, err_len, "pread", ret);
+	ret = share_maps(c, c->reader->obj);
+	if (!ret)
+		ret = reader_bpf__load(c->reader);
+	if (ret)
+		return load_error(err, err_len, "map reader", ret);
+	return 0;
+}
+
+/* Every slot free, and the readers' output mapped into our memory. */
+static int prepare_reads(struct lt_collector *c, char *err, size_t err_len)
+{
+	int ret;
+
+	ret = reclaim_fill_slots(c);
+	if (ret) {
+		snprintf(err, err_len, "cannot fill the free lock slots: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	c->lock_out = read_map_out(c->reader->maps.lock_out);
+	c->party_out = read_map_out(c->reader->maps.party_out);
+	c->wait_out = read_map_out(c->reader->maps.wait_out);
+	if (!c->lock_out || !c->party_out || !c->wait_out) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot map the readers' output: %s",
+			 strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+/* Attaches the tracepoint handlers. */
+static int attach_probes(struct lt_collector *c, char *err, size_t err_len)
+{
+	int ret;
+
+	ret = futex_bpf__attach(c->futex);
+	if (ret)
+		return attach_error(err, err_len, "futex", ret);
+	ret = filelock_bpf__attach(c->filelock);
+	if (ret)
+		return attach_error(err, err_len, "file lock", ret);
+	ret = fileio_bpf__attach(c->fileio);
+	if (ret)
+		return attach_error(err, err_len, "pread", ret);
+	return 0;
+}
+
+int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
+		      char *err, size_t err_len)
+{
+	struct lt_collector *c;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	verbose_libbpf = opts->verbose;
+	libbpf_set_print(libbpf_print);
+
+	ret = lt_check_environment(err, err_len);
+	if (ret)
+		return ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	ret = init_state(c, opts, err, err_len);
+	if (!ret)
+		ret = open_probes(c, opts, err, err_len);
+	if (!ret)
+		ret = load_probes(c, err, err_len);
+	if (!ret)
+		ret = prepare_reads(c, err, err_len);
+	if (ret)
+		goto cleanup;
+
+	/* Fill the traced set before anything can fork past it */
+	for (i = 0; i < opts->n_pids; i++) {
+		ret = add_traced(c, opts->pids[i], err, err_len);
+		if (ret)
+			goto cleanup;
+	}
+
+	/* The probes' own cost: the first interval is a sampling window
+	 * (see cost_read()); the kernel turns the statistics off when the
+	 * last descriptor closes. */
+	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	cost_calibrate(c);
+	cost_window_open(c);
+
+	ret = attach_probes(c, err, err_len);
+	if (ret)
+		goto cleanup;
+
+	read_start(c);
+	*out = c;
+	return 0;
+
+cleanup:
+	lt_collector_close(c);
+	return ret;
+}
+
+void lt_collector_close(struct lt_collector *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	/* Detach first: nothing may run while the rest is freed. */
+	if (c->reader) {
+		read_unmap_out(c->reader->maps.lock_out, c->lock_out);
+		read_unmap_out(c->reader->maps.party_out, c->party_out);
+		read_unmap_out(c->reader->maps.wait_out, c->wait_out);
+	}
+	reader_bpf__destroy(c->reader);
+	fileio_bpf__destroy(c->fileio);
+	filelock_bpf__destroy(c->filelock);
+	futex_bpf__destroy(c->futex);
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
+	locks_forget_vmas(c);
+	for (i = 0; i < c->n_locks; i++) {
+		free(c->lstate[i].pids);
+		free(c->lstate[i].stack);
+	}
+	lt_symbolizer_free(c->syms);
+	free(c->locks);
+	free(c->lstate);
+	free(c->procs);
+	free(c->pstate);
+	free(c->files);
+	free(c->fstate);
+	free(c->tids);
+	free(c->gone);
+	free(c->gone_tids);
+	free(c->stale_tids);
+	free(c->doomed);
+	free(c->site_keys);
+	free(c->snap_buf);
+	free(c->party);
+	free(c->side);
+	free(c->live);
+	free(c->was_live);
+	free(c->fresh);
+	free(c->waited);
+	free(c->edges);
+	free(c->deadlocks);
+	free(c->keybuf);
+	free(c->valbuf);
+	free(c->zero_values);
+	free(c->peek);
+	free(c->idle);
+
+	lt_index_free(&c->lock_ix);
+	lt_index_free(&c->proc_ix);
+	lt_index_free(&c->file_ix);
+	lt_index_free(&c->tid_ix);
+	lt_index_free(&c->party_ix);
+	lt_index_free(&c->side_ix);
+	for (i = 0; i < c->n_stexts; i++)
+		free(c->stexts[i].text);
+	free(c->stexts);
+	lt_index_free(&c->stext_ix);
+	free(c);
+}

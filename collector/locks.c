@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Locks: their rows, their figures from the reader, and their names. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "futex.skel.h"
+#include "reader.skel.h"
+
+#define OFFSET_MAX_LL 0x7fffffffffffffffULL
+
+/* ---- naming ---- */
+
+static const struct lt_vma *find_vma(struct lt_collector *c, pid_t pid,
+				     uint64_t addr)
+{
+	struct lt_vmas *v;
+	size_t i;
+
+	for (i = 0; i < c->n_vma_cache; i++)
+		if (c->vma_cache[i].pid == pid)
+			return lt_vmas_find(&c->vma_cache[i], addr);
+	if (c->n_vma_cache == MAX_VMA_CACHE) {
+		lt_vmas_free(&c->vma_cache[0]);
+		memmove(&c->vma_cache[0], &c->vma_cache[1],
+			(MAX_VMA_CACHE - 1) * sizeof(c->vma_cache[0]));
+		c->n_vma_cache--;
+	}
+	v = &c->vma_cache[c->n_vma_cache++];
+	if (lt_vmas_load(pid, v))
+		return NULL; /* gone: the probe's facts name it */
+	return lt_vmas_find(v, addr);
+}
+
+void locks_forget_vmas(struct lt_collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_vma_cache; i++)
+		lt_vmas_free(&c->vma_cache[i]);
+	c->n_vma_cache = 0;
+}
+
+void locks_read_comm(struct lt_collector *c, pid_t pid, char *comm)
+{
+	__u32 key = pid;
+	char path[64];
+	FILE *f;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.comms), &key,
+				 comm)) {
+		comm[LT_COMM_SIZE - 1] = '\0';
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f && fgets(comm, LT_COMM_SIZE, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	else
+		snprintf(comm, LT_COMM_SIZE, "?");
+	if (f)
+		fclose(f);
+}
+
+/* The path of descriptor fd in pid, if it still is the file (dev, ino). */
+bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
+		   size_t len)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	if (pid <= 0 || fd < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+	if (stat(link, &st) || st.st_ino != ino ||
+	    (dev && st.st_dev != makedev(dev >> 20, dev & 0xfffff)))
+		return false;
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
+			   const struct lock_state *s, const struct lt_where *w)
+{
+	char path[LT_NAME_LEN - 48];
+	size_t i;
+	bool found = w && locks_fd_path(w->tgid, w->fd, s->key.dev_or_tgid,
+					s->key.ino, path, sizeof(path));
+
+	(void)c;
+	for (i = 0; !found && i < s->n_pids; i++) {
+		/* Any waiter that still has it open under the same fd. */
+		found = w &&
+			locks_fd_path(s->pids[i], w->fd, s->key.dev_or_tgid,
+				      s->key.ino, path, sizeof(path));
+	}
+	if (!found && w && w->file[0])
+		snprintf(path, sizeof(path), "%s", w->file);
+	else if (!found)
+		snprintf(path, sizeof(path), "%u:%u:%llu",
+			 (unsigned int)(s->key.dev_or_tgid >> 20),
+			 (unsigned int)(s->key.dev_or_tgid & 0xfffff),
+			 (unsigned long long)s->key.ino);
+	if (l->kind == LT_KIND_FLOCK)
+		snprintf(l->name, sizeof(l->name), "%s", path);
+	else if (LT_KEY_FOLDED(&s->key))
+		snprintf(l->name, sizeof(l->name), "%s (other ranges)", path);
+	else if (s->key.end >= OFFSET_MAX_LL)
+		snprintf(l->name, sizeof(l->name), "%s:%llu-EOF", path,
+			 (unsigned long long)s->key.start);
+	else if (s->key.start == s->key.end)
+		snprintf(l->name, sizeof(l->name), "%s:%llu", path,
+			 (unsigned long long)s->key.start);
+	else
+		snprintf(l->name, sizeof(l->name), "%s:%llu-%llu", path,
+			 (unsigned long long)s->key.start,
+			 (unsigned long long)s->key.end);
+}
+
+static void name_futex(struct lt_collector *c, struct lt_lock *l,
+		       const struct lock_state *s, const struct lt_where *w)
+{
+	const struct lt_vma *vma;
+	pid_t pid = w ? (pid_t)w->tgid :
+			(s->key.shared ? (s->n_pids ? s->pids[0] : 0) :
+					 (pid_t)s->key.dev_or_tgid);
+	uint64_t addr = w ? w->uaddr : (l->address ? l->address : s->key.start);
+
+	if (w) {
+		l->address = w->uaddr;
+		if (lt_name_where(w, addr, l->name, sizeof(l->name)))
+			return;
+	}
+	/* A shared file: its full path, while a process maps it. */
+	vma = pid > 0 ? find_vma(c, pid, addr) : NULL;
+	if (vma && (vma->path[0] == '/' || !w))
+		lt_name_address(vma, addr, l->name, sizeof(l->name));
+	else if (w)
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx", w->file,
+			 (unsigned long long)s->key.start);
+	else
+		snprintf(l->name, sizeof(l->name), "0x%llx",
+			 (unsigned long long)addr);
+}
+
+void locks_name(struct lt_collector *c, size_t i)
+{
+	struct lt_lock *l = &c->locks[i];
+	struct lock_state *s = &c->lstate[i];
+	struct lt_where w, *wp = NULL;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.wheres), &s->key,
+				 &w)) {
+		w.file[sizeof(w.file) - 1] = '\0';
+		wp = &w;
+	}
+	if (l->kind == LT_KIND_FCNTL || l->kind == LT_KIND_OFD ||
+	    l->kind == LT_KIND_FLOCK)
+		name_file_lock(c, l, s, wp);
+	else
+		name_futex(c, l, s, wp);
+	if (wp && !l->comm[0])
+		locks_read_comm(c, wp->tgid, l->comm);
+	if (!l->comm[0] && s->n_pids)
+		locks_read_comm(c, s->pids[0], l->comm);
+	/* Identity across runs: what the lock is, not where it was. */
+	snprintf(l->key, sizeof(l->key), "%s:%.*s", lt_kind_name(l->kind),
+		 (int)(sizeof(l->key) - 16), l->name);
+	s->named = true;
+
+	/* A private futex in a program's data: its symbol, if it has one. */
+	if (wp && !s->key.shared && (wp->flags & LT_VMA_FILE) &&
+	    !(wp->flags & LT_VMA_SHARED)) {
+		char sym[LT_SYM_LEN];
+
+		if (lt_symbolize(c->syms, (pid_t)wp->tgid, wp->uaddr, sym,
+				 sizeof(sym)))
+			snprintf(l->name, sizeof(l->name), "%s", sym);
+	}
+}
+
+/* ---- locks ---- */
+
+ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
+{
+	struct lt_lock *l;
+	struct lock_state *s;
+	size_t i = c->n_locks;
+
+	if (lt_grow((void **)&c->locks, &c->cap_locks, i + 1,
+		    sizeof(*c->locks)) ||
+	    lt_grow((void **)&c->lstate, &c->cap_lstate, i + 1,
+		    sizeof(*c->lstate)))
+		return -ENOMEM;
+	l = &c->locks[i];
+	s = &c->lstate[i];
+	memset(l, 0, sizeof(*l));
+	memset(s, 0, sizeof(*s));
+	s->key = *key;
+	s->top_stack = -1;
+	s->shown_stack = -1;
+	s->slot = -1;
+	s->moved_at = mono_ns();
+	if (lt_index_add(&c->lock_ix, i, c->lstate) ||
+	    push_index(&c->fresh, &c->n_fresh, &c->cap_fresh, i))
+		return -ENOMEM;
+	c->n_locks++;
+	l->id = ++c->next_id;
+	l->kind = key->kind < LT_KIND_NR ? (enum lt_kind)key->kind :
+					   LT_KIND_FUTEX;
+	if (key->kind <= LT_PK_FUTEX_PI || key->kind == LT_PK_FUTEX_COND) {
+		l->address = key->start;
+		if (key->shared) {
+			l->dev = key->dev_or_tgid;
+			l->ino = key->ino;
+		}
+	} else {
+		l->dev = key->dev_or_tgid;
+		l->ino = key->ino;
+		l->end = key->end;
+	}
+	l->start = key->start;
+	return (ssize_t)i;
+}
+
+/*
+ * The change of a wrapping histogram (32-bit in the kernel: diffed
+ * modulo 2^32), written into out. Only the slots that moved now, or
+ * moved last time and are cleared now (the bits of *moved), are written:
+ * a lock that waits once an interval touches one slot of its rows, not
+ * all of them, which keeps cold memory cold. Only the slots `used` names
+ * are read: they are all the reader wrote.
+ */
+static void hist_delta32(uint64_t *out, uint64_t *total, const __u32 *now,
+			 __u32 *before, uint64_t used, uint64_t *moved)
+{
+	uint64_t m = 0, stale;
+	size_t b;
+	__u32 d;
+
+	for (; used; used &= used - 1) {
+		b = (size_t)__builtin_ctzll(used);
+		if (b >= LT_HIST_SLOTS)
+			break;
+		d = now[b] - before[b];
+		if (!d)
+			continue;
+		out[b] = d;
+		total[b] += d;
+		before[b] = now[b];
+		m |= 1ULL << b;
+	}
+	for (stale = *moved & ~m; stale; stale &= stale - 1)
+		out[__builtin_ctzll(stale)] = 0;
+	*moved = m;
+}
+
+#define DELTA(field)                                            \
+	do {                                                    \
+		l->delta.field = diff(sum.field, s->raw.field); \
+		l->total.field += l->delta.field;               \
+	} while (0)
+
+/* The holds not timed this interval, at the sampled holds' mean. */
+static void add_estimated_holds(struct lt_lock *l,
+				const struct lt_lock_stat *now,
+				const struct lt_lock_stat *before)
+{
+	uint64_t skipped = diff(now->hold_skipped, before->hold_skipped);
+	uint64_t ns;
+
+	if (!skipped)
+		return;
+	ns = lt_hold_estimate(skipped,
+			      diff(now->hold_samples, before->hold_samples),
+			      diff(now->hold_sample_ns, before->hold_sample_ns),
+			      now->hold_samples, now->hold_sample_ns);
+	l->delta.hold_ns += ns;
+	l->total.hold_ns += ns;
+	l->delta.holds_estimated = skipped;
+	l->total.holds_estimated += skipped;
+}
+
+/* One lock's record from the reader: only locks that changed come. */
+static int merge_lock(struct lt_collector *c, const void *rec)
+{
+	const struct lt_lock_rec *r = rec;
+	const struct lt_lock_stat *v = &r->sum;
+	struct lt_lock_stat sum;
+	struct lock_state *s;
+	struct lt_lock *l;
+	ssize_t i;
+
+	/* The row the slot led to last time, if the slot still holds that
+	 * lock: slots are handed to other locks once forgotten. */
+	i = r->slot < LT_MAX_LOCKS ? c->slot_row[r->slot] : -1;
+	if (i < 0 || memcmp(&c->lstate[i].key, &r->key, sizeof(r->key))) {
+		i = lt_index_find(&c->lock_ix, &r->key, c->lstate);
+		if (i < 0)
+			i = locks_add(c, &r->key);
+		if (i < 0)
+			return (int)i;
+		if (r->slot < LT_MAX_LOCKS)
+			c->slot_row[r->slot] = i;
+	}
+	l = &c->locks[i];
+	s = &c->lstate[i];
+	if (s->dead_at) {
+		/* Its PID came back and used the same address. */
+		s->dead_at = 0;
+		c->n_dead--;
+	}
+	s->slot = r->slot < LT_MAX_LOCKS ? (__s32)r->slot : -1;
+	s->moved_at = c->read_ns;
+	/* Histograms that did not move keep a zero delta. */
+	if (v->waits != s->raw.waits || s->wait_moved)
+		hist_delta32(l->delta.wait_hist, l->total.wait_hist, v->hist,
+			     s->raw.hist, v->hist_used, &s->wait_moved);
+	if (v->hold_ns != s->raw.hold_ns || s->hold_moved)
+		hist_delta32(l->delta.hold_hist, l->total.hold_hist,
+			     v->hold_hist, s->raw.hold_hist, v->hold_used,
+			     &s->hold_moved);
+	/* The counters; the histograms are already up to date in raw. */
+	memcpy(&sum, v, offsetof(struct lt_lock_stat, hist));
+	DELTA(waits);
+	DELTA(wait_ns);
+	DELTA(contended);
+	DELTA(acquires);
+	DELTA(trylock_failures);
+	DELTA(hold_ns);
+	add_estimated_holds(l, &sum, &s->raw);
+	DELTA(wakes);
+	DELTA(timeouts);
+	DELTA(interrupted);
+	DELTA(value_changed);
+	DELTA(owner_died);
+	DELTA(deadlocks);
+	DELTA(io_under_lock_ns);
+	l->delta.max_wait_ns = l->delta.waits ? v->max_ns : 0;
+	if (sum.max_total_ns > l->total.max_wait_ns)
+		l->total.max_wait_ns = sum.max_total_ns;
+	if (l->delta.max_wait_ns > l->total.max_wait_ns)
+		l->total.max_wait_ns = l->delta.max_wait_ns;
+	/* A per-interval hold maximum needs an epoch too; the total one is
+	 * exact and bounds it. */
+	l->delta.max_hold_ns = l->delta.hold_ns ? sum.max_hold_ns : 0;
+	l->total.max_hold_ns = sum.max_hold_ns;
+	if (sum.last_holder)
+		s->raw.last_holder = sum.last_holder;
+	sum.last_holder = s->raw.last_holder;
+	memcpy(&s->raw, &sum, offsetof(struct lt_lock_stat, hist));
+	c->snap.kind_delta[l->kind].waits += l->delta.waits;
+	c->snap.kind_delta[l->kind].wait_ns += l->delta.wait_ns;
+	c->snap.kind_total[l->kind].waits += l->delta.waits;
+	c->snap.kind_total[l->kind].wait_ns += l->delta.wait_ns;
+	if (s->live != c->reads) {
+		s->live = c->reads;
+		return push_index(&c->live, &c->n_live, &c->cap_live,
+				  (size_t)i);
+	}
+	return 0;
+}
+
+/* Locks touched since the last read's epoch, which this read's maxima
+ * also start from. */
+int locks_read(struct lt_collector *c)
+{
+	c->reader->bss->since = c->futex->bss->epoch - 1;
+	c->reader->bss->max_epoch = c->futex->bss->epoch - 1;
+	return read_run_reader(c, c->reader->progs.lt_read_locks, c->lock_out,
+			       sizeof(*c->lock_out), &c->reader->bss->n_locks,
+			       merge_lock);
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Parties, each lock's holders and waiters, and their processes. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "fileio.skel.h"
+#include "reader.skel.h"
+
+pid_t parties_tgid_of(struct lt_collector *c, __u32 tid)
+{
+	struct tid_entry key = { .tid = tid };
+	char path[64], line[128];
+	ssize_t i;
+	FILE *f;
+	pid_t tgid = 0;
+
+	i = lt_index_find(&c->tid_ix, &key, c->tids);
+	if (i >= 0)
+		return c->tids[i].tgid;
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (tgid <= 0) {
+		/* A thread that ended lately is known by its exit. */
+		tgid = exits_ended_tgid(c->gone_tids, c->n_gone_tids, tid);
+		if (!tgid)
+			tgid = exits_ended_tgid(c->stale_tids, c->n_stale_tids,
+						tid);
+		return tgid ? tgid :
+			      (pid_t)tid; /* else a pid: the best guess */
+	}
+	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
+		     sizeof(*c->tids))) {
+		c->tids[c->n_tids].tid = tid;
+		c->tids[c->n_tids].tgid = tgid;
+		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
+			c->n_tids++;
+	}
+	return tgid;
+}
+
+static ssize_t proc_of(struct lt_collector *c, pid_t pid)
+{
+	struct proc_state key = { .tgid = (__u32)pid };
+	ssize_t i = lt_index_find(&c->proc_ix, &key, c->pstate);
+	struct lt_proc *p;
+
+	if (i >= 0) {
+		if (c->pstate[i].dead_at) {
+			/* The PID is in use again. */
+			c->pstate[i].dead_at = 0;
+			c->n_dead_procs--;
+		}
+		return i;
+	}
+	i = (ssize_t)c->n_procs;
+	if (lt_grow((void **)&c->procs, &c->cap_procs, i + 1,
+		    sizeof(*c->procs)) ||
+	    lt_grow((void **)&c->pstate, &c->cap_pstate, i + 1,
+		    sizeof(*c->pstate)))
+		return -ENOMEM;
+	memset(&c->pstate[i], 0, sizeof(c->pstate[i]));
+	c->pstate[i].tgid = (__u32)pid;
+	if (lt_index_add(&c->proc_ix, i, c->pstate))
+		return -ENOMEM;
+	c->n_procs++;
+	p = &c->procs[i];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	locks_read_comm(c, pid, p->comm);
+	return i;
+}
+
+/* Keeps the top LT_TOP_PARTIES by ns, merging one process's threads. */
+/* Puts pid in a lock's top list with its totals, if it ranks. */
+static void set_party(struct lt_party *top, size_t *n, pid_t pid,
+		      const char *comm, uint64_t count, uint64_t ns)
+{
+	struct lt_party p;
+	size_t i, j;
+
+	for (i = 0; i < *n; i++) {
+		if (top[i].pid == pid) {
+			top[i].count = count;
+			top[i].ns = ns;
+			snprintf(top[i].comm, sizeof(top[i].comm), "%s", comm);
+			p = top[i];
+			for (j = i; j > 0 && top[j - 1].ns < p.ns; j--)
+				top[j] = top[j - 1];
+			/* A PID in use again may have less than its last
+			 * process had. */
+			for (; j + 1 < *n && top[j + 1].ns > p.ns; j++)
+				top[j] = top[j + 1];
+			top[j] = p;
+			return;
+		}
+	}
+	if (*n == LT_TOP_PARTIES && top[*n - 1].ns >= ns)
+		return;
+	if (*n < LT_TOP_PARTIES)
+		(*n)++;
+	for (j = *n - 1; j > 0 && top[j - 1].ns < ns; j--)
+		top[j] = top[j - 1];
+	top[j].pid = pid;
+	snprintf(top[j].comm, sizeof(top[j].comm), "%s", comm);
+	top[j].count = count;
+	top[j].ns = ns;
+}
+
+int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid)
+{
+	struct lock_state *s = &c->lstate[i];
+	size_t k;
+
+	for (k = 0; k < s->n_pids; k++)
+		if (s->pids[k] == pid)
+			return 0;
+	if (lt_grow((void **)&s->pids, &s->cap_pids, s->n_pids + 1,
+		    sizeof(*s->pids)))
+		return -ENOMEM;
+	s->pids[s->n_pids++] = pid;
+	c->locks[i].pids = s->pids;
+	c->locks[i].n_pids = s->n_pids;
+	return 0;
+}
+
+/*
+ * Finds, once, where a party's figures go: its lock's row, its process's
+ * side of the lock and the process. Only retire_rows() moves rows, and
+ * it renumbers what it moves, so the positions hold until
+ * exits_forget() unlinks the party.
+ */
+static int link_party(struct lt_collector *c, struct party_state *ps,
+		      size_t lock)
+{
+	const struct lt_party_key *pk = &ps->key;
+	struct side_key sk = { .lock = pk->lock };
+	bool new_side;
+	ssize_t k, p;
+
+	sk.pid = pk->role == LT_ROLE_HOLDER ?
+			 (__u32)parties_tgid_of(c, pk->tgid) :
+			 pk->tgid;
+	sk.holder = pk->role != LT_ROLE_WAITER;
+	k = lt_index_state(&c->side_ix, (void **)&c->side, &c->n_side,
+			   &c->cap_side, sizeof(*c->side), &sk, sizeof(sk),
+			   &new_side);
+	if (k < 0)
+		return (int)k;
+	if (c->side[k].dead_at) {
+		c->side[k].dead_at = 0;
+		c->n_dead_sides--;
+	}
+	p = proc_of(c, (pid_t)sk.pid);
+	if (p < 0)
+		return (int)p;
+	if (new_side && !sk.holder && parties_add_pid(c, lock, c->procs[p].pid))
+		return -ENOMEM;
+	ps->lock = lock;
+	ps->side = (size_t)k;
+	ps->proc = (size_t)p;
+	ps->linked = true;
+	return 0;
+}
+
+/*
+ * One party the reader wrote: what it added since the last read goes to
+ * the process's side of the lock, and from there to the lock's top lists
+ * and the process's figures. Counts only grow, so the lists stay exact.
+ */
+static int merge_party(struct lt_collector *c, const void *rec)
+{
+	const struct lt_party_rec *r = rec;
+	const struct lt_party_key *pk = &r->key;
+	uint64_t dcount, dns;
+	struct party_state *ps;
+	struct side_state *ss;
+	struct proc_state *pst;
+	struct lt_proc *proc;
+	struct lt_lock *l;
+	ssize_t i, k;
+	bool created;
+	int err;
+
+	/* The party the slot led to last time, if the slot still holds it. */
+	k = r->slot < LT_MAX_PARTIES ? c->party_row[r->slot] : -1;
+	if (k < 0 || memcmp(&c->party[k].key, pk, sizeof(*pk)))
+		k = lt_index_find(&c->party_ix, pk, c->party);
+	if (k < 0 || !c->party[k].linked) {
+		i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
+		if (i < 0)
+			return 0; /* a lock whose figures the kernel lost */
+		if (k < 0)
+			k = lt_index_state(&c->party_ix, (void **)&c->party,
+					   &c->n_party, &c->cap_party,
+					   sizeof(*c->party), pk, sizeof(*pk),
+					   &created);
+		else
+			c->n_unlinked--; /* its key came back */
+		if (k < 0)
+			return (int)k;
+		err = link_party(c, &c->party[k], (size_t)i);
+		if (err)
+			return err;
+	}
+	if (r->slot < LT_MAX_PARTIES)
+		c->party_row[r->slot] = k;
+	ps = &c->party[k];
+	ps->slot = r->slot < LT_MAX_PARTIES ? (__s32)r->slot : -1;
+	dcount = diff(r->sum.count, ps->count);
+	dns = diff(r->sum.ns, ps->ns);
+	ps->count = r->sum.count;
+	ps->ns = r->sum.ns;
+	if (!dcount && !dns)
+		return 0;
+	ps->moved_at = c->read_ns;
+
+	l = &c->locks[ps->lock];
+	ss = &c->side[ps->side];
+	ss->count += dcount;
+	ss->ns += dns;
+	proc = &c->procs[ps->proc];
+	if (ss->key.holder) {
+		set_party(l->holders, &l->n_holders, proc->pid, proc->comm,
+			  ss->count, ss->ns);
+		return 0;
+	}
+	set_party(l->waiters, &l->n_waiters, proc->pid, proc->comm, ss->count,
+		  ss->ns);
+	if (!lt_kind_is_lock(l->kind))
+		return 0;
+	proc->delta.waits += dcount;
+	proc->delta.wait_ns += dns;
+	proc->total.waits += dcount;
+	proc->total.wait_ns += dns;
+	pst = &c->pstate[ps->proc];
+	if (ss->ns > pst->top_ns) {
+		pst->top_ns = ss->ns;
+		proc->top_lock = l->id;
+	}
+	return 0;
+}
+
+int parties_read(struct lt_collector *c)
+{
+	return read_run_reader(c, c->reader->progs.lt_read_parties,
+			       c->party_out, sizeof(*c->party_out),
+			       &c->reader->bss->n_parties, merge_party);
+}
+
+/* One process's pread-path figures, from the per-process I/O map. */
+static int merge_proc_io(struct lt_collector *c, const void *key,
+			 const void *value)
+{
+	const struct lt_proc_io *percpu = value;
+	struct lt_proc_io sum = { 0 };
+	struct proc_state *ps;
+	struct lt_proc *p;
+	ssize_t i;
+	int cpu;
+
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		sum.count += percpu[cpu].count;
+		sum.ns += percpu[cpu].ns;
+	}
+	i = proc_of(c, (pid_t) * (const __u32 *)key);
+	if (i < 0)
+		return (int)i;
+	p = &c->procs[i];
+	ps = &c->pstate[i];
+	p->delta.io_count = diff(sum.count, ps->io.count);
+	p->delta.io_ns = diff(sum.ns, ps->io.ns);
+	p->total.io_count += p->delta.io_count;
+	p->total.io_ns += p->delta.io_ns;
+	ps->io = sum;
+	return 0;
+}
+
+int parties_read_io(struct lt_collector *c)
+{
+	return read_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
+			       sizeof(__u32), sizeof(struct lt_proc_io), true,
+			       merge_proc_io, NULL);
+}

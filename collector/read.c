@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The read, as a list of steps, and the pacing between reads. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "futex.skel.h"
+#include "filelock.skel.h"
+#include "fileio.skel.h"
+#include "reader.skel.h"
+
+static double ts_sec(const struct timespec *ts)
+{
+	return ts->tv_sec + ts->tv_nsec / 1e9;
+}
+
+static double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return ts_sec(a) - ts_sec(b);
+}
+
+static void swap_lists(size_t **a, size_t *na, size_t *capa, size_t **b,
+		       size_t *nb, size_t *capb)
+{
+	size_t *l = *a, n = *na, cap = *capa;
+
+	*a = *b;
+	*na = *nb;
+	*capa = *capb;
+	*b = l;
+	*nb = n;
+	*capb = cap;
+}
+
+/* ---- reading maps ---- */
+
+/*
+ * Reads every entry of a map in batches, calling fn with each key and
+ * its value (all CPUs' values in a row for per-CPU maps).
+ */
+int read_each_entry(struct lt_collector *c, int fd, size_t key_size,
+		    size_t value_size, bool percpu,
+		    int (*fn)(struct lt_collector *c, const void *key,
+			      const void *value),
+		    size_t *seen)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t vsz = percpu ? ((value_size + 7) & ~7UL) * c->ncpus : value_size;
+	char out_batch[64];
+	bool first = true, done = false;
+	__u32 count, k;
+	int err;
+
+	if (c->keybuf_len < BATCH * key_size) {
+		free(c->keybuf);
+		c->keybuf = malloc(BATCH * key_size);
+		c->keybuf_len = c->keybuf ? BATCH * key_size : 0;
+	}
+	if (c->valbuf_len < BATCH * vsz) {
+		free(c->valbuf);
+		c->valbuf = malloc(BATCH * vsz);
+		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
+	}
+	if (!c->keybuf || !c->valbuf)
+		return -ENOMEM;
+	if (seen)
+		*seen = 0;
+	while (!done) {
+		count = BATCH;
+		err = bpf_map_lookup_batch(fd, first ? NULL : out_batch,
+					   out_batch, c->keybuf, c->valbuf,
+					   &count, &opts);
+		if (err == -ENOENT)
+			done = true;
+		else if (err)
+			return err;
+		first = false;
+		for (k = 0; k < count; k++) {
+			err = fn(c, (char *)c->keybuf + k * key_size,
+				 (char *)c->valbuf + k * vsz);
+			if (err)
+				return err;
+		}
+		if (seen)
+			*seen += count;
+	}
+	return 0;
+}
+
+/*
+ * Runs a reader (reader.bpf.c) and hands fn each of the n records it
+ * wrote into out, an array of size-byte records.
+ */
+int read_run_reader(struct lt_collector *c, struct bpf_program *prog,
+		    const void *out, size_t size, const __u32 *n,
+		    int (*fn)(struct lt_collector *c, const void *rec))
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u32 i;
+	int err;
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
+		return -errno;
+	for (i = 0; i < *n; i++) {
+		err = fn(c, (const char *)out + (size_t)i * size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The array map's values, mapped read-only into our memory. */
+const void *read_map_out(struct bpf_map *map)
+{
+	size_t len =
+		(size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void read_unmap_out(struct bpf_map *map, const void *p)
+{
+	size_t len =
+		(size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	long page = sysconf(_SC_PAGESIZE);
+
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+	if (p)
+		munmap((void *)p, len);
+}
+
+static uint64_t read_drops(struct lt_collector *c)
+{
+	int fd = bpf_map__fd(c->futex->maps.drops);
+	uint64_t total = 0, *vals;
+	__u32 r;
+	int cpu;
+
+	vals = calloc(c->ncpus, sizeof(*vals));
+	if (!vals)
+		return c->drops_raw;
+	for (r = 0; r < LT_DROP_NR; r++) {
+		if (bpf_map_lookup_elem(fd, &r, vals))
+			continue;
+		for (cpu = 0; cpu < c->ncpus; cpu++)
+			total += vals[cpu];
+	}
+	free(vals);
+	return total;
+}
+
+/* ---- the read ---- */
+
+/* Waits that end from here on belong to the next interval's max. */
+static void new_epoch(struct lt_collector *c)
+{
+	c->read_ns = mono_ns();
+	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
+}
+
+/* When this read is, and the interval it closes. */
+static void stamp_times(struct lt_collector *c)
+{
+	struct timespec now, wall;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(CLOCK_REALTIME, &wall);
+	c->snap.time = ts_sec(&wall);
+	c->snap.interval_s = ts_diff(&now, &c->last_read);
+	c->snap.elapsed_s = ts_diff(&now, &c->opened);
+	c->last_read = now;
+}
+
+/*
+ * A moving lock's delta is rewritten whole; the locks that moved last
+ * time and not now are cleared after the read (clear_quiet()).
+ */
+static void clear_deltas(struct lt_collector *c)
+{
+	size_t i;
+
+	c->reads++;
+	swap_lists(&c->live, &c->n_live, &c->cap_live, &c->was_live,
+		   &c->n_was_live, &c->cap_was_live);
+	c->n_live = 0;
+	memset(c->snap.kind_delta, 0, sizeof(c->snap.kind_delta));
+	for (i = 0; i < c->n_procs; i++)
+		memset(&c->procs[i].delta, 0, sizeof(c->procs[i].delta));
+	for (i = 0; i < c->n_files; i++)
+		memset(&c->files[i].delta, 0, sizeof(c->files[i].delta));
+	memset(c->snap.io_hist_delta, 0, sizeof(c->snap.io_hist_delta));
+}
+
+/* The kernel's maps, one after the other; the first error stops it. */
+static int read_maps(struct lt_collector *c)
+{
+	int err;
+
+	err = locks_read(c);
+	c->snap.lock_entries = c->reader->bss->visited;
+	c->snap.lock_capacity = LT_MAX_LOCKS;
+	c->snap.file_capacity = LT_MAX_FILES;
+	if (!err)
+		err = parties_read(c);
+	c->snap.party_entries = c->reader->bss->parties_visited;
+	c->snap.party_capacity = LT_MAX_PARTIES;
+	if (!err)
+		err = parties_read_io(c);
+	if (!err)
+		err = inflight_read(c);
+	if (!err && c->stacks)
+		err = stacks_read(c);
+	if (!err)
+		err = files_read(c);
+	return err;
+}
+
+/* The locks that moved last time and not now: their deltas go to zero. */
+static void clear_quiet(struct lt_collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_was_live; i++) {
+		struct lock_state *s = &c->lstate[c->was_live[i]];
+
+		if (s->live == c->reads)
+			continue;
+		memset(&c->locks[c->was_live[i]].delta, 0,
+		       sizeof(c->locks[0].delta));
+		s->wait_moved = s->hold_moved = 0;
+	}
+}
+
+/* Idle locks cost nothing here: only new and moving ones. */
+static void name_fresh(struct lt_collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_fresh; i++)
+		if (!c->lstate[c->fresh[i]].named)
+			locks_name(c, c->fresh[i]);
+	c->n_fresh = 0;
+}
+
+/* The last holder of each moving lock, named when it changed. */
+static void name_holders(struct lt_collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_live; i++) {
+		struct lt_lock *l = &c->locks[c->live[i]];
+		struct lock_state *s = &c->lstate[c->live[i]];
+
+		if (s->raw.last_holder &&
+		    s->raw.last_holder != s->shown_holder) {
+			l->holder =
+				parties_tgid_of(c, (__u32)s->raw.last_holder);
+			locks_read_comm(c, l->holder, l->holder_comm);
+			s->shown_holder = s->raw.last_holder;
+		}
+	}
+}
+
+/* The events lost, by the probes and while slots went back. */
+static void count_drops(struct lt_collector *c)
+{
+	uint64_t drops;
+
+	drops = read_drops(c) + c->own_drops;
+	c->snap.drops_delta = diff(drops, c->drops_raw);
+	c->snap.drops_total += c->snap.drops_delta;
+	c->drops_raw = drops;
+}
+
+/* The snapshot's rows and lists, as this read left them. */
+static void fill_snap(struct lt_collector *c)
+{
+	c->snap.n_locks = c->n_locks;
+	c->snap.locks = c->locks;
+	c->snap.n_procs = c->n_procs;
+	c->snap.procs = c->procs;
+	c->snap.n_files = c->n_files;
+	c->snap.file_entries = c->file_entries;
+	c->snap.files = c->files;
+	c->snap.n_probes = PROBE_NR;
+	c->snap.probes = c->probes;
+	c->snap.n_deadlocks = c->n_deadlocks;
+	c->snap.deadlocks = c->deadlocks;
+}
+
+int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
+{
+	int err;
+
+	new_epoch(c);
+	exits_take(c);
+	lt_collector_tend(c);
+	stamp_times(c);
+	clear_deltas(c);
+	err = read_maps(c);
+	if (err) {
+		locks_forget_vmas(c);
+		return err;
+	}
+	clear_quiet(c);
+	name_fresh(c);
+	name_holders(c);
+	/* Last: the naming above may still need what the dead left. */
+	exits_forget(c);
+	reclaim_slots(c);
+	reclaim_publish(c);
+	retire_rows(c);
+	locks_forget_vmas(c);
+	lt_symbolizer_prune(c->syms);
+	count_drops(c);
+	cost_read(c);
+	fill_snap(c);
+	*snap = &c->snap;
+	return 0;
+}
+
+/* ---- pacing ---- */
+
+static void ts_add_ms(struct timespec *ts, unsigned int ms)
+{
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* The reads, and their pacing, start from now. */
+void read_start(struct lt_collector *c)
+{
+	clock_gettime(CLOCK_MONOTONIC, &c->opened);
+	c->last_read = c->opened;
+	c->deadline = c->opened;
+	ts_add_ms(&c->deadline, c->interval_ms);
+}
+
+void lt_collector_tend(struct lt_collector *c)
+{
+	cost_window_close(c);
+	cost_window_retry(c);
+	sites_judge(c);
+	if (c->stacks)
+		stacks_resolve(c);
+}
+
+int lt_collector_wait(struct lt_collector *c, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec now;
+	double left;
+	int ret;
+
+	/* c->deadline is the next boundary; an early return keeps it. */
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = ts_diff(&c->deadline, &now);
+		if (left <= 0) {
+			/* Fell behind: keep the cadence from now. */
+			if (left < -(double)c->interval_ms / 1000)
+				c->deadline = now;
+			ts_add_ms(&c->deadline, c->interval_ms);
+			return 0;
+		}
+		/* New call sites are judged within a tenth of a second, so
+		 * that few of their waits go by value alone. */
+		ret = poll(&pfd, fd >= 0 ? 1 : 0,
+			   left * 1000 > LT_TEND_MS ? LT_TEND_MS :
+						      (int)(left * 1000) + 1);
+		if (ret > 0)
+			return 1;
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		lt_collector_tend(c);
+	}
+}
+
+void lt_collector_set_interval(struct lt_collector *c, unsigned int ms)
+{
+	c->interval_ms = ms ? ms : 1000;
+	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+	ts_add_ms(&c->deadline, c->interval_ms);
+}

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The collector's own state and what its files share; not installed. */
+#ifndef LOCKTOP_COLLECTOR_ROOM_H
+#define LOCKTOP_COLLECTOR_ROOM_H
+
+/*
+ * The collector loads the probes, reads their per-CPU maps once per
+ * interval and turns raw cumulative counters into totals and per-interval
+ * deltas. It is one object, struct lt_collector, in files by concept:
+ *
+ *   life.c      load, attach and close
+ *   read.c      the read, step by step, and the pacing between reads
+ *   locks.c     locks: their rows, figures and names
+ *   parties.c   each lock's holders and waiters, and the processes
+ *   sites.c     which waits are locks: the call sites
+ *   exits.c     processes and threads that ended
+ *   reclaim.c   idle slots of the kernel's maps given back
+ *   retire.c    rows retired and the arrays compacted
+ *   inflight.c  waits in flight and the deadlocks among them
+ *   stacks.c    the worst stack of each lock
+ *   files.c     files and their I/O
+ *   cost.c      the probes' own cost
+ *
+ * A function one file calls in another is named by the file it lives in.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "collector.h"
+#include "internal.h"
+#include "common.h"
+#include "futex.h"
+#include "fileio.h"
+
+struct bpf_map;
+struct bpf_program;
+struct futex_bpf;
+struct filelock_bpf;
+struct fileio_bpf;
+struct reader_bpf;
+
+_Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
+	       "collector and probe histograms must match");
+_Static_assert((int)LT_PK_FUTEX_COND == (int)LT_KIND_FUTEX_COND &&
+		       (int)LT_PK_FCNTL == (int)LT_KIND_FCNTL &&
+		       (int)LT_PK_OFD == (int)LT_KIND_OFD &&
+		       (int)LT_PK_FLOCK == (int)LT_KIND_FLOCK &&
+		       (int)LT_PK_FUTEX_PI == (int)LT_KIND_FUTEX_PI,
+	       "probe kinds are collector kinds");
+
+#define BATCH 512
+#define MAX_VMA_CACHE 16
+
+enum { PROBE_FUTEX, PROBE_FILELOCK, PROBE_FILEIO, PROBE_NR };
+
+struct lock_state {
+	struct lt_lock_key key; /* first: the index's key */
+	struct lt_lock_stat raw; /* summed over CPUs at the last read */
+	pid_t *pids;
+	size_t n_pids, cap_pids;
+	bool named;
+	__s64 top_stack; /* stack id with the most wait, -1 if none */
+	uint64_t top_stack_ns;
+	pid_t top_stack_pid;
+	__s64 shown_stack; /* the stack `stack` holds text for */
+	char *stack;
+	__u64 shown_holder; /* last_holder that holder/holder_comm show */
+	uint64_t live; /* the read that last wrote its delta */
+	uint64_t wait_moved, hold_moved; /* histogram slots in the delta */
+	bool waited; /* it has waiters_now in this read */
+	uint64_t dead_at; /* when no process could reach it any more, or 0 */
+	__s32 slot; /* its slot in the kernel's stat_map, or -1 */
+	uint64_t moved_at; /* when its figures last moved */
+};
+
+/* A (lock, process or thread, role) entry of the kernel's parties map. */
+struct party_state {
+	struct lt_party_key key; /* first: the index's key */
+	uint64_t count, ns; /* summed over CPUs at the last read */
+	/* Where its figures go, found once; retire_rows() renumbers. */
+	bool linked;
+	size_t lock, side, proc;
+	__s32 slot; /* its slot in the kernel's parties map, or -1 */
+	uint64_t moved_at; /* when its figures last moved */
+};
+
+/* A stack unwound as soon as the probes kept it. */
+struct stack_text {
+	struct lt_stack_key key; /* first: the index's key */
+	char *text;
+};
+
+/* One process on one side of one lock: its threads' parties summed. */
+struct side_key {
+	struct lt_lock_key lock;
+	__u32 pid;
+	__u32 holder;
+};
+
+struct side_state {
+	struct side_key key; /* first: the index's key */
+	uint64_t count, ns;
+	uint64_t dead_at; /* when its process ended, or 0 */
+};
+
+struct proc_state {
+	__u32 tgid; /* first: the index's key */
+	__u32 pad;
+	uint64_t top_ns; /* its largest wait on one lock, in all */
+	struct lt_proc_io io; /* summed over CPUs at the last read */
+	uint64_t dead_at; /* when it ended, or 0 */
+};
+
+struct file_state {
+	struct lt_file_key key; /* first: the index's key */
+	struct lt_file_stat raw; /* its slot's figures at the last read */
+	__s32 slot; /* in the kernel's file map, or -1 */
+	uint64_t moved_at; /* when its figures last moved */
+};
+
+struct tid_entry {
+	__u32 tid; /* first: the index's key */
+	__u32 tgid;
+};
+
+struct edge {
+	pid_t waiter, holder;
+	uint64_t lock;
+};
+
+/* What a slot holds: a lock's figures, a party's or a file's. */
+enum slot_kind { SLOT_LOCK, SLOT_PARTY, SLOT_FILE };
+
+/* A slot chosen to go back, and the row of its lock, party or file. */
+struct idle_entry {
+	enum slot_kind kind;
+	size_t row;
+	__u32 slot;
+	bool named; /* its name is still in the kernel's map */
+};
+
+struct lt_collector {
+	struct futex_bpf *futex;
+	struct filelock_bpf *filelock;
+	struct fileio_bpf *fileio;
+	struct reader_bpf *reader; /* the map readers */
+	const struct lt_lock_rec *lock_out; /* their output, mapped */
+	const struct lt_party_rec *party_out;
+	const struct lt_inflight *wait_out;
+	int stats_fd; /* holds kernel.bpf_stats_enabled on: a window */
+	uint64_t win_cnt[PROBE_NR], win_ns[PROBE_NR]; /* at its start */
+	uint64_t closed_cnt[PROBE_NR], closed_ns[PROBE_NR]; /* past windows */
+	uint64_t measured[PROBE_NR]; /* runs behind each ns_per_run */
+	bool retried[PROBE_NR]; /* measured again since the last due window */
+	bool win_retry; /* the open window is such a measure */
+	uint64_t stat_reads; /* reads so far, for the windows' cadence */
+	uint64_t win_opened; /* when the open window opened */
+	uint64_t win_closed; /* when the last one closed */
+	int ncpus;
+	unsigned int interval_ms;
+	struct timespec opened, last_read, deadline;
+
+	struct lt_lock *locks;
+	struct lock_state *lstate;
+	size_t n_locks, cap_locks, cap_lstate;
+	struct lt_index lock_ix;
+	uint64_t next_id;
+
+	struct lt_proc *procs;
+	struct proc_state *pstate;
+	size_t n_procs, cap_procs, cap_pstate;
+	struct lt_index proc_ix;
+
+	struct lt_file *files;
+	struct file_state *fstate;
+	size_t n_files, cap_files, cap_fstate;
+	struct lt_index file_ix;
+
+	struct party_state *party; /* what the parties map said last */
+	size_t n_party, cap_party;
+	struct lt_index party_ix;
+
+	struct side_state *side; /* holders and waiters per lock */
+	size_t n_side, cap_side;
+	struct lt_index side_ix;
+
+	size_t *live, *was_live; /* locks with a delta in this, last read */
+	size_t n_live, cap_live, n_was_live, cap_was_live;
+	uint64_t reads; /* reads so far, the current one included */
+	size_t *fresh; /* locks not yet named */
+	size_t n_fresh, cap_fresh;
+	size_t *waited; /* locks with waiters now */
+	size_t n_waited, cap_waited;
+
+	struct lt_site_key *site_keys; /* the sites judged so far */
+	size_t n_sites, cap_sites;
+
+	__u32 *gone; /* processes that ended before this read, sorted */
+	size_t n_gone, cap_gone;
+	/* Threads that ended before it, their process not, as
+	 * TID << 32 | tgid, sorted; and those of the read before, whose
+	 * TIDs are forgotten now. */
+	__u64 *gone_tids, *stale_tids;
+	size_t n_gone_tids, cap_gone_tids;
+	size_t n_stale_tids, cap_stale_tids;
+	struct lt_stack_key *doomed; /* (lock, stack) entries of the dead */
+	size_t n_doomed, cap_doomed;
+
+	struct tid_entry *tids; /* TID -> process, for holders */
+	size_t n_tids, cap_tids;
+	struct lt_index tid_ix;
+
+	struct edge *edges;
+	size_t n_edges, cap_edges;
+	struct lt_deadlock *deadlocks;
+	size_t n_deadlocks, cap_deadlocks;
+
+	struct lt_probe_cost probes[PROBE_NR];
+	uint64_t drops_raw;
+	struct lt_snapshot snap;
+
+	void *keybuf, *valbuf; /* batch read buffers */
+	size_t keybuf_len, valbuf_len;
+	void *zero_values; /* a slot's values on every CPU, zeroed */
+	__u64 slots_back[LT_HIGH_NR]; /* given back, per enum lt_high */
+	ssize_t slot_row[LT_MAX_LOCKS]; /* the lock row of each slot, or -1 */
+	ssize_t party_row[LT_MAX_PARTIES]; /* the party of each slot, or -1 */
+	ssize_t file_row[LT_MAX_FILES]; /* the file of each slot, or -1 */
+	size_t file_entries; /* file slots linked to a row */
+
+	struct lt_vmas vma_cache[MAX_VMA_CACHE];
+	size_t n_vma_cache;
+
+	struct lt_symbolizer *syms;
+	bool stacks;
+	unsigned int retire_s; /* see lt_options; 0 keeps every row */
+	size_t n_dead; /* rows whose dead_at is set */
+	size_t n_dead_sides, n_dead_procs; /* the same of sides, processes */
+	size_t n_unlinked; /* parties exits_forget() unlinked */
+	struct idle_entry *idle; /* slots that go back at the next read */
+	size_t n_idle, cap_idle;
+	uint64_t idle_ns; /* when the read that chose them started */
+	uint64_t scanned_ns; /* when a read last looked for idle slots */
+	uint64_t asleep_ns; /* when a read last counted rows without slots */
+	uint64_t read_ns; /* when this read started */
+	uint64_t own_drops; /* events lost while a slot went back */
+	void *peek; /* a slot's values on every CPU, as read */
+	struct lt_stack_snap *snap_buf; /* one snapshot, being unwound */
+	struct stack_text *stexts;
+	size_t n_stexts, cap_stexts;
+	struct lt_index stext_ix;
+};
+
+/* Small helpers for every file. */
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline uint64_t diff(uint64_t now, uint64_t before)
+{
+	/* A counter below its last value was recreated: count it anew. */
+	return now >= before ? now - before : now;
+}
+
+/* Appends i to a list of lock indexes. */
+static inline int push_index(size_t **list, size_t *n, size_t *cap, size_t i)
+{
+	if (lt_grow((void **)list, cap, *n + 1, sizeof(**list)))
+		return -ENOMEM;
+	(*list)[(*n)++] = i;
+	return 0;
+}
+
+/* read.c: the maps read, in batches or through a reader. */
+int read_each_entry(struct lt_collector *c, int fd, size_t key_size,
+		    size_t value_size, bool percpu,
+		    int (*fn)(struct lt_collector *c, const void *key,
+			      const void *value),
+		    size_t *seen);
+int read_run_reader(struct lt_collector *c, struct bpf_program *prog,
+		    const void *out, size_t size, const __u32 *n,
+		    int (*fn)(struct lt_collector *c, const void *rec));
+const void *read_map_out(struct bpf_map *map);
+void read_unmap_out(struct bpf_map *map, const void *p);
+void read_start(struct lt_collector *c);
+
+/* locks.c: locks and their names. */
+void locks_forget_vmas(struct lt_collector *c);
+void locks_read_comm(struct lt_collector *c, pid_t pid, char *comm);
+bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
+		   size_t len);
+void locks_name(struct lt_collector *c, size_t i);
+ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key);
+int locks_read(struct lt_collector *c);
+
+/* parties.c: holders, waiters and processes. */
+pid_t parties_tgid_of(struct lt_collector *c, __u32 tid);
+int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid);
+int parties_read(struct lt_collector *c);
+int parties_read_io(struct lt_collector *c);
+
+/* sites.c: the call sites. */
+void sites_judge(struct lt_collector *c);
+
+/* exits.c: processes and threads that ended. */
+pid_t exits_ended_tgid(const __u64 *set, size_t n, __u32 tid);
+bool exits_private_gone(const struct lt_collector *c,
+			const struct lt_lock_key *k);
+void exits_take(struct lt_collector *c);
+void exits_forget(struct lt_collector *c);
+
+/* reclaim.c: slots given back. */
+int reclaim_fill_slots(struct lt_collector *c);
+int reclaim_free_slot(struct lt_collector *c, struct bpf_map *names,
+		      struct bpf_map *values, struct bpf_map *free,
+		      const void *key, size_t value_size);
+void reclaim_publish(struct lt_collector *c);
+void reclaim_slots(struct lt_collector *c);
+
+/* retire.c: rows retired. */
+void retire_rows(struct lt_collector *c);
+
+/* inflight.c: waits in flight. */
+int inflight_read(struct lt_collector *c);
+
+/* stacks.c: stacks. */
+int stacks_read(struct lt_collector *c);
+void stacks_resolve(struct lt_collector *c);
+
+/* files.c: files. */
+uint64_t files_mass(const struct lt_file_stat *v);
+int files_read(struct lt_collector *c);
+
+/* cost.c: the probes' cost. */
+void cost_window_open(struct lt_collector *c);
+void cost_window_close(struct lt_collector *c);
+void cost_window_retry(struct lt_collector *c);
+void cost_read(struct lt_collector *c);
+void cost_calibrate(struct lt_collector *c);
+
+#endif /* LOCKTOP_COLLECTOR_ROOM_H */

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Stacks: the worst of each lock, unwound while its process lives. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "futex.skel.h"
+
+static int merge_stack(struct lt_collector *c, const void *key,
+		       const void *value)
+{
+	const struct lt_stack_key *sk = key;
+	const struct lt_stack_stat *percpu = value;
+	uint64_t ns = 0, tgid = 0;
+	struct lock_state *s;
+	ssize_t i;
+	int cpu;
+
+	i = lt_index_find(&c->lock_ix, &sk->lock, c->lstate);
+	if (i < 0)
+		return 0;
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		ns += percpu[cpu].ns;
+		if (percpu[cpu].tgid)
+			tgid = percpu[cpu].tgid;
+	}
+	s = &c->lstate[i];
+	if (ns > s->top_stack_ns) {
+		s->top_stack_ns = ns;
+		s->top_stack = sk->stack_id;
+		s->top_stack_pid = (pid_t)tgid;
+	}
+	/* No process can wait there again: exits_forget() takes it from
+	 * the kernel's map once this read has its figures (the text shown
+	 * stays). */
+	if (c->n_gone && exits_private_gone(c, &sk->lock)) {
+		if (lt_grow((void **)&c->doomed, &c->cap_doomed,
+			    c->n_doomed + 1, sizeof(*c->doomed)))
+			return -ENOMEM;
+		c->doomed[c->n_doomed++] = *sk;
+	}
+	return 0;
+}
+
+/*
+ * The frames of a stack: unwound with CFI from the snapshot of its first
+ * wait, or as far as the kernel's frame-pointer walk went (which, in code
+ * without frame pointers, runs into data after the first frame).
+ */
+static int stack_frames(struct lt_collector *c, const struct lt_stack_key *sk,
+			pid_t pid, __u64 *ips)
+{
+	__u32 id = (__u32)sk->stack_id;
+	int n = 0, k;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stack_snaps), sk,
+				 c->snap_buf))
+		n = lt_unwind(c->syms, pid, (const uint64_t *)c->snap_buf->regs,
+			      c->snap_buf->data, c->snap_buf->len,
+			      (uint64_t *)ips, LT_STACK_DEPTH);
+	if (n > 1)
+		return n;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stacks), &id, ips))
+		return 0;
+	for (k = 0; k < LT_STACK_DEPTH && ips[k] >= 0x10000; k++)
+		;
+	return k;
+}
+
+/* A stack as text, one frame a line; NULL if it has no frames. */
+static char *stack_text(struct lt_collector *c, const struct lt_stack_key *sk,
+			pid_t pid)
+{
+	__u64 ips[LT_STACK_DEPTH];
+	size_t len = 0, cap = LT_STACK_DEPTH * (LT_SYM_LEN + 1);
+	char *text, line[LT_SYM_LEN];
+	int k, n;
+
+	n = stack_frames(c, sk, pid, ips);
+	if (!n)
+		return NULL;
+	text = malloc(cap);
+	if (!text)
+		return NULL;
+	text[0] = '\0';
+	for (k = 0; k < n; k++) {
+		/* Past a frame nothing can name, the walk is not to be
+		 * trusted: the process is gone, or the frames are data. */
+		if (!lt_symbolize(c->syms, pid, ips[k], line, sizeof(line))) {
+			if (k)
+				break;
+			snprintf(line, sizeof(line), "0x%llx",
+				 (unsigned long long)ips[k]);
+		}
+		len += snprintf(text + len, cap - len, "%s%s", len ? "\n" : "",
+				line);
+		if (len >= cap)
+			break;
+	}
+	return text;
+}
+
+/*
+ * Unwinds the stacks the probes kept since the last look, at once, while
+ * their processes most likely live: a short-lived one may be gone by the
+ * next read, and its modules with it.
+ */
+void stacks_resolve(struct lt_collector *c)
+{
+	int qfd = bpf_map__fd(c->futex->maps.new_snaps);
+	int sfd = bpf_map__fd(c->futex->maps.stack_snaps);
+	struct lt_stack_key sk;
+	bool created;
+	ssize_t i;
+
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &sk)) {
+		if (bpf_map_lookup_elem(sfd, &sk, c->snap_buf))
+			continue;
+		i = lt_index_state(&c->stext_ix, (void **)&c->stexts,
+				   &c->n_stexts, &c->cap_stexts,
+				   sizeof(*c->stexts), &sk, sizeof(sk),
+				   &created);
+		if (i >= 0 && created)
+			c->stexts[i].text =
+				stack_text(c, &sk, (pid_t)c->snap_buf->tgid);
+		/* The text is ours now: the snapshot's room goes to the
+		 * next new stack. */
+		bpf_map_delete_elem(sfd, &sk);
+	}
+}
+
+/* The lock's worst stack as text, one frame a line. */
+static void show_stack(struct lt_collector *c, struct lock_state *s)
+{
+	struct lt_stack_key sk = { .lock = s->key, .stack_id = s->top_stack };
+	ssize_t i;
+	char *text;
+
+	if (s->top_stack < 0 || s->top_stack == s->shown_stack)
+		return;
+	i = lt_index_find(&c->stext_ix, &sk, c->stexts);
+	if (i >= 0 && c->stexts[i].text)
+		text = strdup(c->stexts[i].text);
+	else
+		text = stack_text(c, &sk, s->top_stack_pid);
+	if (!text)
+		return;
+	free(s->stack);
+	s->stack = text;
+	s->shown_stack = s->top_stack;
+}
+
+int stacks_read(struct lt_collector *c)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < c->n_locks; i++)
+		c->lstate[i].top_stack_ns = 0;
+	c->n_doomed = 0;
+	err = read_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
+			      sizeof(struct lt_stack_key),
+			      sizeof(struct lt_stack_stat), true, merge_stack,
+			      NULL);
+	if (err)
+		return err;
+	for (i = 0; i < c->n_locks; i++) {
+		show_stack(c, &c->lstate[i]);
+		c->locks[i].stack = c->lstate[i].stack;
+	}
+	return 0;
+}
