@@ -110,13 +110,82 @@ uint64_t rec_fig_metric(const struct rec_fig *f, enum rec_metric m)
 	}
 }
 
+/*
+ * What record_normalize_key() replaces in a key, so that a name that
+ * differs from run to run matches: a literal prefix, then `random`
+ * letters or digits, then a literal suffix, becomes `with`. The rules are
+ * tried in this order at each character of the key, and the first that
+ * matches wins; one marked at_name matches only where a name starts, at
+ * the key's start or after a '/' or ':' of the key as given.
+ */
+struct key_rule {
+	const char *prefix;
+	unsigned int random; /* letters or digits after the prefix */
+	const char *suffix; /* after them; NULL: none */
+	const char *with;
+	bool at_name;
+};
+
+static const struct key_rule key_rules[] = {
+	/* A file removed before the read. */
+	{ .prefix = " (deleted)", .with = "" },
+	/* lockbench's table: mkstemp's six characters, then ".tdb". */
+	{ .prefix = "lockbench-",
+	  .random = 6,
+	  .suffix = ".tdb",
+	  .with = "lockbench-*.tdb",
+	  .at_name = true },
+};
+
+static bool key_random_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+/* How many characters of key, from i on, rule r matches; 0: none. */
+static size_t key_rule_match(const struct key_rule *r, const char *key,
+			     size_t i)
+{
+	const char *p = key + i;
+	size_t n = strlen(r->prefix), end;
+
+	if (r->at_name && i > 0 && key[i - 1] != '/' && key[i - 1] != ':')
+		return 0;
+	if (strncmp(p, r->prefix, n))
+		return 0;
+	for (end = n + r->random; n < end; n++)
+		if (!key_random_char(p[n]))
+			return 0;
+	if (r->suffix) {
+		if (strncmp(p + n, r->suffix, strlen(r->suffix)))
+			return 0;
+		n += strlen(r->suffix);
+	}
+	return n;
+}
+
+/* The first rule that matches key from i on, and in *n how much; or NULL. */
+static const struct key_rule *key_rule_find(const char *key, size_t i,
+					    size_t *n)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(key_rules) / sizeof(key_rules[0]); k++) {
+		*n = key_rule_match(&key_rules[k], key, i);
+		if (*n)
+			return &key_rules[k];
+	}
+	return NULL;
+}
+
 void record_normalize_key(const char *full, char *out, size_t len)
 {
-	static const char deleted[] = " (deleted)";
-	static const char lb[] = "lockbench-";
 	const char *colon = strchr(full, ':'), *slash = strrchr(full, '/');
+	const struct key_rule *r;
 	char key[2 * LT_NAME_LEN];
-	size_t o = 0, i = 0, n, j;
+	size_t o = 0, i = 0, n, m;
+	int w;
 
 	if (!len)
 		return;
@@ -132,36 +201,19 @@ void record_normalize_key(const char *full, char *out, size_t len)
 		snprintf(key, sizeof(key), "%s", full);
 	n = strlen(key);
 	while (i < n && o + 1 < len) {
-		if (!strncmp(key + i, deleted, sizeof(deleted) - 1)) {
-			i += sizeof(deleted) - 1;
+		r = key_rule_find(key, i, &m);
+		if (!r) {
+			out[o++] = key[i++];
 			continue;
 		}
-		if (!strncmp(key + i, lb, sizeof(lb) - 1) &&
-		    (i == 0 || key[i - 1] == '/' || key[i - 1] == ':')) {
-			/* mkstemp's six characters, then ".tdb" */
-			for (j = 0; j < 6; j++) {
-				char c = key[i + sizeof(lb) - 1 + j];
-
-				if (!((c >= 'a' && c <= 'z') ||
-				      (c >= 'A' && c <= 'Z') ||
-				      (c >= '0' && c <= '9')))
-					break;
-			}
-			if (j == 6 &&
-			    !strncmp(key + i + sizeof(lb) - 1 + 6, ".tdb", 4)) {
-				int w = snprintf(out + o, len - o,
-						 "lockbench-*.tdb");
-
-				if (w < 0 || (size_t)w >= len - o) {
-					o = len - 1;
-					break;
-				}
-				o += (size_t)w;
-				i += sizeof(lb) - 1 + 6 + 4;
-				continue;
-			}
+		/* A replacement cut short by the end of out ends it. */
+		w = snprintf(out + o, len - o, "%s", r->with);
+		if (w < 0 || (size_t)w >= len - o) {
+			o = len - 1;
+			break;
 		}
-		out[o++] = key[i++];
+		o += (size_t)w;
+		i += m;
 	}
 	out[o] = '\0';
 }

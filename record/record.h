@@ -147,8 +147,9 @@ const struct rec_lock *rec_set_find(const struct rec_set *s, const char *key);
 /*
  * Makes a lock key comparable across runs: drops the directories of a
  * file's path (the collector knows them only while the file is open),
- * " (deleted)" (a file removed before the read), and turns lockbench's
- * random table name (lockbench-XXXXXX.tdb) into lockbench-*.tdb.
+ * then applies record.c's table of rules: " (deleted)" goes (a file
+ * removed before the read), and a temporary file's random name becomes a
+ * fixed pattern (docs/record.md lists them).
  */
 void record_normalize_key(const char *key, char *out, size_t len);
 
