@@ -415,18 +415,74 @@ static double wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The record's members before its intervals: where, what and when. */
+static void put_header(FILE *f, const struct record_meta *m, double start)
+{
+	char host[256] = "", kernel[1024], release[128], cmdline[4096] = "";
+	char when[64];
+	struct utsname u;
+	json_object *a;
+	int i;
+
+	gethostname(host, sizeof(host) - 1);
+	if (uname(&u)) {
+		snprintf(kernel, sizeof(kernel), "?");
+		snprintf(release, sizeof(release), "?");
+	} else {
+		snprintf(kernel, sizeof(kernel), "%s %s %s %s", u.sysname,
+			 u.release, u.version, u.machine);
+		snprintf(release, sizeof(release), "%s", u.release);
+	}
+	for (i = 0; i < m->argc; i++)
+		append_quoted(cmdline, sizeof(cmdline), m->argv[i]);
+	iso_time(start, when, sizeof(when));
+
+	fprintf(f, "{");
+	put_member(f, "format", json_object_new_string(RECORD_FORMAT));
+	fputc(',', f);
+	put_member(f, "version", json_object_new_int(RECORD_VERSION));
+	fprintf(f, ",\n");
+	put_member(f, "host", json_object_new_string(host));
+	fputc(',', f);
+	put_member(f, "kernel", json_object_new_string(kernel));
+	fputc(',', f);
+	put_member(f, "release", json_object_new_string(release));
+	fprintf(f, ",\n");
+	put_member(f, "cmdline", json_object_new_string(cmdline));
+	fputc(',', f);
+	a = NULL;
+	if (m->command) {
+		a = json_object_new_array();
+		for (i = 0; m->command[i]; i++)
+			json_object_array_add(
+				a, json_object_new_string(m->command[i]));
+	}
+	put_member(f, "command", a);
+	fputc(',', f);
+	a = json_object_new_array();
+	for (size_t p = 0; p < m->n_pids; p++)
+		json_object_array_add(a, json_object_new_int(m->pids[p]));
+	put_member(f, "pids", a);
+	fprintf(f, ",\n");
+	put_member(f, "start_time", json_object_new_double(start));
+	fputc(',', f);
+	put_member(f, "start", json_object_new_string(when));
+	fputc(',', f);
+	put_member(f, "interval_s", json_object_new_double(m->interval_s));
+	fputc(',', f);
+	put_member(f, "duration_s",
+		   m->duration_s > 0 ? json_object_new_double(m->duration_s) :
+				       NULL);
+}
+
 int recorder_open(const struct record_meta *m, struct recorder **out, char *err,
 		  size_t err_len)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
-	char host[256] = "", kernel[1024], release[128], cmdline[4096] = "";
-	char when[64];
-	const char *slash;
-	struct utsname u;
-	json_object *a;
 	double start = wall_now();
+	const char *slash;
 	size_t dir_len;
-	int fd, i;
+	int fd;
 
 	*out = NULL;
 	if (!r)
@@ -455,55 +511,7 @@ int recorder_open(const struct record_meta *m, struct recorder **out, char *err,
 		goto nomem;
 	}
 
-	gethostname(host, sizeof(host) - 1);
-	if (uname(&u)) {
-		snprintf(kernel, sizeof(kernel), "?");
-		snprintf(release, sizeof(release), "?");
-	} else {
-		snprintf(kernel, sizeof(kernel), "%s %s %s %s", u.sysname,
-			 u.release, u.version, u.machine);
-		snprintf(release, sizeof(release), "%s", u.release);
-	}
-	for (i = 0; i < m->argc; i++)
-		append_quoted(cmdline, sizeof(cmdline), m->argv[i]);
-	iso_time(start, when, sizeof(when));
-
-	fprintf(r->f, "{");
-	put_member(r->f, "format", json_object_new_string(RECORD_FORMAT));
-	fputc(',', r->f);
-	put_member(r->f, "version", json_object_new_int(RECORD_VERSION));
-	fprintf(r->f, ",\n");
-	put_member(r->f, "host", json_object_new_string(host));
-	fputc(',', r->f);
-	put_member(r->f, "kernel", json_object_new_string(kernel));
-	fputc(',', r->f);
-	put_member(r->f, "release", json_object_new_string(release));
-	fprintf(r->f, ",\n");
-	put_member(r->f, "cmdline", json_object_new_string(cmdline));
-	fputc(',', r->f);
-	a = NULL;
-	if (m->command) {
-		a = json_object_new_array();
-		for (i = 0; m->command[i]; i++)
-			json_object_array_add(
-				a, json_object_new_string(m->command[i]));
-	}
-	put_member(r->f, "command", a);
-	fputc(',', r->f);
-	a = json_object_new_array();
-	for (size_t p = 0; p < m->n_pids; p++)
-		json_object_array_add(a, json_object_new_int(m->pids[p]));
-	put_member(r->f, "pids", a);
-	fprintf(r->f, ",\n");
-	put_member(r->f, "start_time", json_object_new_double(start));
-	fputc(',', r->f);
-	put_member(r->f, "start", json_object_new_string(when));
-	fputc(',', r->f);
-	put_member(r->f, "interval_s", json_object_new_double(m->interval_s));
-	fputc(',', r->f);
-	put_member(r->f, "duration_s",
-		   m->duration_s > 0 ? json_object_new_double(m->duration_s) :
-				       NULL);
+	put_header(r->f, m, start);
 	fprintf(r->f, ",\n\"intervals\":[");
 	if (ferror(r->f)) {
 		snprintf(err, err_len, "cannot write '%s': %s", r->tmp,
