@@ -5,9 +5,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <locale.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,324 +16,13 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include "config.h"
 #include "collector.h"
 #include "diff.h"
+#include "locktop_args.h"
 #include "output.h"
 #include "record.h"
 #include "screen.h"
 #include "source.h"
-
-#define MAX_PIDS 64
-#define EXIT_USAGE 2
-
-static struct env {
-	bool batch;
-	bool json;
-	bool all_kinds;
-	bool verbose;
-	bool stacks;
-	bool exact_holds; /* --exact-holds */
-	bool mono;
-	const char *host;
-	const char *archive;
-	unsigned int delay_ms;
-	long iterations; /* 0: until stopped */
-	long limit; /* -1: the default for the format */
-	const char *output;
-	pid_t pids[MAX_PIDS];
-	size_t n_pids;
-	char **command; /* after "--" */
-	bool record; /* locktop record */
-	double duration_s; /* record --duration; 0: none */
-	long retire_s; /* -1: LT_RETIRE_S on the screen, else never */
-} env = {
-	.delay_ms = 1000,
-	.limit = -1,
-	.retire_s = -1,
-};
-
-const char *argp_program_version = "locktop " LOCKTOP_VERSION;
-const char *argp_program_bug_address =
-	"<https://github.com/locktop/locktop/issues>";
-
-static const char doc[] =
-	"locktop -- where processes wait on locks, who holds them, and what "
-	"it costs.\n"
-	"\n"
-	"Traces lock waits with eBPF, aggregated in the kernel per lock, and "
-	"shows them on a live screen like top; when the output is not a "
-	"terminal, or with --batch, it prints one table per interval, like "
-	"top -b. Uncontended locks never enter the kernel, so they cost "
-	"nothing to trace. Needs root (or CAP_BPF and CAP_PERFMON) and a "
-	"kernel with BTF; --host and --archive read pmdalocktop's metrics "
-	"instead and need neither.\n"
-	"\n"
-	"EXAMPLES:\n"
-	"  locktop                          the live screen; h for help\n"
-	"  locktop -- ./server              the screen for one command\n"
-	"  locktop --batch                  every process, a table a second\n"
-	"  locktop -b -d 5 -n 3             three 5-second tables, then exit\n"
-	"  locktop -b -p 1234               process 1234 and its children\n"
-	"  locktop -b --json -- make -j8    trace a command; JSON lines; exit "
-	"with its status\n"
-	"  locktop -b -o waits.txt -- ./server   write the tables to a file\n"
-	"  locktop --host db1               pmdalocktop's metrics on host db1\n"
-	"  locktop -b --archive /var/log/pcp/pmlogger/db1/20260101\n"
-	"  locktop record -o a.rec -- ./server   record a session to a file\n"
-	"  locktop diff a.rec b.rec         compare two records "
-	"(locktop diff --help)\n"
-	"\v"
-	"Columns: LOCK names the futex by mapping and offset (libc.so.6+0x..., "
-	"[heap]+0x..., a shared file's path+0x...); WAITS is how many waits "
-	"ended in the interval; TOTAL WAIT, AVG and MAX are their durations; "
-	"PROCESS is comm/pid of the waiter.\n"
-	"\n"
-	"Only lock-like waits are shown by default: a glibc mutex waiting with "
-	"value 2, or a robust/PI word with an owner and waiters. Condition "
-	"variables, semaphores and joins are kind futex-cond; --all shows them.\n"
-	"\n"
-	"Exit status: 0 on success, 1 on a runtime error, 2 on a usage error; "
-	"with -- COMMAND, the command's status (128+N if killed by signal N).";
-
-static const char args_doc[] =
-	"[-- COMMAND [ARGS...]]\n"
-	"record -o FILE [OPTIONS] [-- COMMAND [ARGS...]]\n"
-	"diff [OPTIONS] BEFORE AFTER";
-
-enum {
-	OPT_ALL = 'a',
-	OPT_STACKS = 0x100,
-	OPT_HOST,
-	OPT_ARCHIVE,
-	OPT_MONO,
-	OPT_DURATION,
-	OPT_RETIRE,
-	OPT_EXACT_HOLDS,
-};
-
-static const struct argp_option options[] = {
-	{ "batch", 'b', NULL, 0,
-	  "Batch mode: print tables, not a screen (the default "
-	  "when the output is not a terminal)",
-	  0 },
-	{ "delay", 'd', "SECS", 0,
-	  "Seconds between tables (default 1; "
-	  "fractions allowed)",
-	  0 },
-	{ "iterations", 'n', "N", 0,
-	  "Stop after N tables (default: until "
-	  "interrupted or COMMAND exits)",
-	  0 },
-	{ "pid", 'p', "PID[,PID...]", 0,
-	  "Trace only these processes and "
-	  "their children (repeatable)",
-	  0 },
-	{ "json", 'j', NULL, 0,
-	  "One JSON object per interval, one per line; "
-	  "the last has \"final\": true",
-	  0 },
-	{ "output", 'o', "FILE", 0,
-	  "Write to FILE instead of stdout ('-' is stdout)", 0 },
-	{ "all", OPT_ALL, NULL, 0,
-	  "Show condition-like waits (futex-cond) "
-	  "too",
-	  0 },
-	{ "limit", 'l', "N", 0,
-	  "At most N rows per table (default 20 for "
-	  "text, all for JSON; 0: all)",
-	  0 },
-	{ "stacks", OPT_STACKS, NULL, 0,
-	  "Record the user stack of contended waits (the lock detail "
-	  "shows it)",
-	  0 },
-	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
-	  "Time every file lock hold, at a clock read per lock and unlock, "
-	  "where by default a busy lock's uncontended holds are sampled",
-	  0 },
-	{ "host", OPT_HOST, "HOST", 0,
-	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
-	  "tracing here",
-	  0 },
-	{ "archive", OPT_ARCHIVE, "PATH", 0,
-	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
-	{ "mono", OPT_MONO, NULL, 0, "No colours on the screen (as NO_COLOR=1)",
-	  0 },
-	{ "retire", OPT_RETIRE, "SECS", 0,
-	  "Drop the rows of an ended process's private locks SECS seconds "
-	  "after it ended, and past a bound those of locks and files idle "
-	  "that long, so a long run stays small (default 60 on the "
-	  "screen; 0, never, in batch and JSON output, whose totals keep "
-	  "them)",
-	  0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
-	{},
-};
-
-static long parse_count(struct argp_state *state, const char *what,
-			const char *arg, long min)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min)
-		argp_error(state, "invalid %s '%s': give a whole number >= %ld",
-			   what, arg, min);
-	return v;
-}
-
-static void parse_pids(struct argp_state *state, const char *arg)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-
-	if (!copy)
-		argp_failure(state, 1, ENOMEM, "--pid");
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		long pid = parse_count(state, "PID", tok, 1);
-
-		if (pid > INT_MAX)
-			argp_error(state, "invalid PID '%s'", tok);
-		if (env.n_pids == MAX_PIDS)
-			argp_error(state, "at most %d PIDs", MAX_PIDS);
-		env.pids[env.n_pids++] = (pid_t)pid;
-	}
-	free(copy);
-}
-
-static error_t parse_arg(int key, char *arg, struct argp_state *state)
-{
-	char *end;
-	double d;
-
-	switch (key) {
-	case 'b':
-		env.batch = true;
-		break;
-	case 'd':
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(d) || d < 0.01 ||
-		    d > 86400)
-			argp_error(state,
-				   "invalid delay '%s': give seconds "
-				   "between 0.01 and 86400, e.g. 0.5",
-				   arg);
-		env.delay_ms = (unsigned int)(d * 1000 + 0.5);
-		break;
-	case 'n':
-		env.iterations = parse_count(state, "iteration count", arg, 1);
-		break;
-	case 'p':
-		parse_pids(state, arg);
-		break;
-	case 'j':
-		env.json = true;
-		break;
-	case 'o':
-		env.output = arg;
-		break;
-	case OPT_ALL:
-		env.all_kinds = true;
-		break;
-	case 'l':
-		env.limit = parse_count(state, "row limit", arg, 0);
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
-	case OPT_STACKS:
-		env.stacks = true;
-		break;
-	case OPT_EXACT_HOLDS:
-		env.exact_holds = true;
-		break;
-	case OPT_HOST:
-		env.host = arg;
-		break;
-	case OPT_ARCHIVE:
-		env.archive = arg;
-		break;
-	case OPT_MONO:
-		env.mono = true;
-		break;
-	case OPT_RETIRE:
-		env.retire_s = parse_count(state, "retire time", arg, 0);
-		if (env.retire_s > 31 * 86400)
-			argp_error(state,
-				   "invalid retire time '%s': at most "
-				   "31 days in seconds",
-				   arg);
-		break;
-	case ARGP_KEY_ARG:
-		/* The first operand starts the command; it owns the rest. */
-		env.command = &state->argv[state->next - 1];
-		state->next = state->argc;
-		break;
-	case OPT_DURATION:
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(d) || d < 0.01 ||
-		    d > 31 * 86400.0)
-			argp_error(state,
-				   "invalid duration '%s': give seconds, "
-				   "e.g. 10",
-				   arg);
-		env.duration_s = d;
-		break;
-	case ARGP_KEY_END:
-		if (env.record && !env.output)
-			argp_error(state, "record needs -o FILE");
-		if (env.command && env.n_pids)
-			argp_error(state, "give --pid or a COMMAND, not both");
-		if (env.host && env.archive)
-			argp_error(state, "give --host or --archive, not both");
-		if ((env.host || env.archive) &&
-		    (env.command || env.n_pids || env.stacks ||
-		     env.exact_holds))
-			argp_error(state,
-				   "--host and --archive read recorded "
-				   "metrics: --pid, --stacks, --exact-holds "
-				   "and COMMAND trace here");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
-static const char record_doc[] =
-	"locktop record -- record a session into a file for locktop diff.\n"
-	"\n"
-	"Traces like locktop --batch and writes every interval's figures per "
-	"lock and per kind, and the totals, into FILE as JSON "
-	"(docs/record.md). With -- COMMAND the command starts once the "
-	"probes are attached and locktop exits with its status when it ends; "
-	"otherwise --duration or SIGINT/SIGTERM end the recording. The file "
-	"appears whole or not at all.\n"
-	"\n"
-	"EXAMPLES:\n"
-	"  locktop record -o fcntl.rec -- lockbench --lock fcntl --path "
-	"/tmp/t.tdb\n"
-	"  locktop record -o all.rec --duration 30\n"
-	"  locktop record -o db.rec -p 1234 --interval 0.5 --duration 60\n"
-	"  locktop diff fcntl.rec mutex.rec";
-
-static const struct argp_option record_options[] = {
-	{ "output", 'o', "FILE", 0, "Write the record to FILE (required)", 0 },
-	{ "duration", OPT_DURATION, "SECS", 0,
-	  "Stop after SECS seconds (a COMMAND still running gets SIGTERM)", 0 },
-	{ "interval", 'd', "SECS", 0,
-	  "Seconds per recorded interval (default 1; fractions allowed)", 0 },
-	{ "pid", 'p', "PID[,PID...]", 0,
-	  "Record only these processes and their children (repeatable)", 0 },
-	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
-	  "Time every file lock hold (see locktop --help)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
-	{},
-};
 
 /*
  * Starts COMMAND stopped at a pipe, so that the probes are attached before
@@ -418,6 +105,8 @@ struct run {
 	FILE *tty_in;
 	struct output_opts out;
 	struct recorder *rec; /* locktop record */
+	int gate; /* the command's, until it is let go; -1: none */
+	char what[256]; /* the source, in the screen's header */
 	double end_at; /* --duration's end, 0: none */
 	bool by_duration;
 	bool signalled;
@@ -605,73 +294,47 @@ static struct screen *open_screen(struct run *r, const char *what)
 	return screen_open(&so, r->tty_in, stdout);
 }
 
-int main(int argc, char **argv)
+/* Batch output's options, and -o FILE opened; returns -1 if it cannot be. */
+static int open_output(struct run *r)
 {
-	static const struct argp argp = { options, parse_arg, args_doc, doc };
-	struct source_params params = { 0 };
-	struct run r = {
-		.sfd = -1,
-		.child = -1,
-		.exit_status = -1,
-	};
-	sigset_t mask, orig_mask;
-	int gate = -1, err = 0, ret = 1;
-	char msg[512], what[256];
-	const char *ended_by;
-
-	/* UTF-8 on the screen; numbers keep the C locale (JSON needs it). */
-	setlocale(LC_CTYPE, "");
-	argp_err_exit_status = EXIT_USAGE;
-	if (argc > 1 && !strcmp(argv[1], "diff"))
-		return diff_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "record")) {
-		static const struct argp rec_argp = {
-			record_options, parse_arg,
-			"-o FILE [-- COMMAND [ARGS...]]", record_doc
-		};
-
-		env.record = true;
-		env.batch = true;
-		argv[1] = "locktop record"; /* argp's name in messages */
-		if (argp_parse(&rec_argp, argc - 1, argv + 1, ARGP_IN_ORDER,
-			       NULL, NULL))
-			return EXIT_USAGE;
-		argv[1] = "record"; /* as typed, for the record's cmdline */
-	} else if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL)) {
-		return EXIT_USAGE;
-	}
-
-	r.ops = env.host    ? &source_pcp_host :
-		env.archive ? &source_pcp_archive :
-			      &source_live;
-	r.delay_ms = env.delay_ms;
-	r.out.json = env.json;
-	r.out.all_kinds = env.all_kinds;
-	r.out.limit = env.limit >= 0 ? (size_t)env.limit : (env.json ? 0 : 20);
-	r.out.out = stdout;
+	r->out.json = env.json;
+	r->out.all_kinds = env.all_kinds;
+	r->out.limit = env.limit >= 0 ? (size_t)env.limit : (env.json ? 0 : 20);
+	r->out.out = stdout;
 	if (env.output && !env.record && strcmp(env.output, "-")) {
-		r.out.out = fopen(env.output, "we");
-		if (!r.out.out) {
+		r->out.out = fopen(env.output, "we");
+		if (!r->out.out) {
 			fprintf(stderr, "locktop: cannot write '%s': %s\n",
 				env.output, strerror(errno));
-			return 1;
+			return -1;
 		}
 	}
+	return 0;
+}
 
+/* Returns EXIT_USAGE when a --pid names no process, else 0. */
+static int check_pids(void)
+{
 	for (size_t i = 0; i < env.n_pids; i++) {
 		if (kill(env.pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "locktop: no process with PID %d\n",
 				env.pids[i]);
-			ret = EXIT_USAGE;
-			goto cleanup;
+			return EXIT_USAGE;
 		}
 	}
+	return 0;
+}
 
-	/*
-	 * Signals arrive through a descriptor, so the wait can watch them.
-	 * A shell starts background jobs with SIGINT ignored; an ignored
-	 * signal never reaches the descriptor, so take the default back.
-	 */
+/*
+ * Signals arrive through a descriptor, so the wait can watch them. A
+ * shell starts background jobs with SIGINT ignored; an ignored signal
+ * never reaches the descriptor, so take the default back. *orig_mask
+ * gets the mask from before, for the command.
+ */
+static int watch_signals(struct run *r, sigset_t *orig_mask)
+{
+	sigset_t mask;
+
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&mask);
@@ -680,49 +343,69 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &mask, &orig_mask);
+	sigprocmask(SIG_BLOCK, &mask, orig_mask);
 	signal(SIGPIPE, SIG_IGN);
-	r.sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (r.sfd < 0) {
+	r->sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (r->sfd < 0) {
 		fprintf(stderr, "locktop: signalfd: %s\n", strerror(errno));
-		goto cleanup;
+		return -1;
 	}
+	return 0;
+}
 
-	/* Start the command held at its gate */
-	if (env.command) {
-		r.child = spawn_gated(env.command, &orig_mask, &gate);
-		if (r.child < 0) {
-			fprintf(stderr, "locktop: cannot start '%s': %s\n",
-				env.command[0], strerror(errno));
-			goto cleanup;
-		}
-		env.pids[0] = r.child;
-		env.n_pids = 1;
+/* Starts the command held at its gate; it is then the one PID traced. */
+static int start_command(struct run *r, const sigset_t *orig_mask)
+{
+	if (!env.command)
+		return 0;
+	r->child = spawn_gated(env.command, orig_mask, &r->gate);
+	if (r->child < 0) {
+		fprintf(stderr, "locktop: cannot start '%s': %s\n",
+			env.command[0], strerror(errno));
+		return -1;
 	}
+	env.pids[0] = r->child;
+	env.n_pids = 1;
+	return 0;
+}
 
-	if (env.record) {
-		struct record_meta m = {
-			.path = env.output,
-			.argv = argv,
-			.argc = argc,
-			.command = env.command,
-			.pids = env.pids,
-			.n_pids = env.n_pids,
-			.interval_s = env.delay_ms / 1000.0,
-			.duration_s = env.duration_s,
-		};
+/*
+ * locktop record's file, before the probes load and the command runs: a
+ * path that cannot be written fails while the command is still held.
+ */
+static int open_record(struct run *r, int argc, char **argv)
+{
+	struct record_meta m = {
+		.path = env.output,
+		.argv = argv,
+		.argc = argc,
+		.command = env.command,
+		.pids = env.pids,
+		.n_pids = env.n_pids,
+		.interval_s = env.delay_ms / 1000.0,
+		.duration_s = env.duration_s,
+	};
+	char msg[512];
 
-		/*
-		 * Before the probes load and the command runs: a path
-		 * that cannot be written. The command is still held.
-		 */
-		if (recorder_open(&m, &r.rec, msg, sizeof(msg))) {
-			fprintf(stderr, "locktop: %s\n", msg);
-			goto cleanup;
-		}
+	if (!env.record)
+		return 0;
+	if (recorder_open(&m, &r->rec, msg, sizeof(msg))) {
+		fprintf(stderr, "locktop: %s\n", msg);
+		return -1;
 	}
+	return 0;
+}
 
-	/* Load, verify and attach the probes, or connect to the source */
+/*
+ * Loads, verifies and attaches the probes, or connects to the source.
+ * Returns 0, or the exit status.
+ */
+static int open_source(struct run *r)
+{
+	struct source_params params = { 0 };
+	char msg[512];
+	int err;
+
 	params.host = env.host;
 	params.archive = env.archive;
 	params.collector.pids = env.pids;
@@ -735,109 +418,208 @@ int main(int argc, char **argv)
 		env.retire_s >= 0	       ? (unsigned int)env.retire_s :
 		!env.record && screen_wanted() ? LT_RETIRE_S :
 						 0;
-	err = r.ops->open(&params, &r.src, msg, sizeof(msg));
+	err = r->ops->open(&params, &r->src, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "locktop: %s\n", msg);
-		ret = err == -ESRCH ? EXIT_USAGE : 1;
-		goto cleanup;
+		return err == -ESRCH ? EXIT_USAGE : 1;
 	}
+	return 0;
+}
 
-	/* Let the command run */
-	if (gate >= 0) {
-		if (write(gate, "g", 1) != 1) {
-			fprintf(stderr,
-				"locktop: cannot release the command: "
-				"%s\n",
-				strerror(errno));
-			goto cleanup;
-		}
-		close(gate);
-		gate = -1;
+/* Lets the command run. */
+static int release_command(struct run *r)
+{
+	if (r->gate < 0)
+		return 0;
+	if (write(r->gate, "g", 1) != 1) {
+		fprintf(stderr,
+			"locktop: cannot release the command: "
+			"%s\n",
+			strerror(errno));
+		return -1;
 	}
+	close(r->gate);
+	r->gate = -1;
+	return 0;
+}
+
+/*
+ * Everything before the first read, in order: the PIDs, the signals, the
+ * command held at its gate, the record's file, the source, and the
+ * command let go. Returns 0, or the exit status.
+ */
+static int set_up(struct run *r, int argc, char **argv)
+{
+	sigset_t orig_mask;
+	int ret;
+
+	ret = check_pids();
+	if (ret)
+		return ret;
+	if (watch_signals(r, &orig_mask) || start_command(r, &orig_mask) ||
+	    open_record(r, argc, argv))
+		return 1;
+	ret = open_source(r);
+	if (ret)
+		return ret;
+	if (release_command(r))
+		return 1;
 	if (env.duration_s > 0)
-		r.end_at = now_s() + env.duration_s;
+		r->end_at = now_s() + env.duration_s;
+	return 0;
+}
+
+/* What the screen's header says the source is. */
+static void describe_source(struct run *r)
+{
+	char *what = r->what;
+	size_t len = sizeof(r->what);
 
 	if (env.host)
-		snprintf(what, sizeof(what), "pcp://%s", env.host);
+		snprintf(what, len, "pcp://%s", env.host);
 	else if (env.archive)
-		snprintf(what, sizeof(what), "archive %s", env.archive);
+		snprintf(what, len, "archive %s", env.archive);
 	else if (env.command)
-		snprintf(what, sizeof(what), "live: %s (%d)", env.command[0],
-			 r.child);
+		snprintf(what, len, "live: %s (%d)", env.command[0], r->child);
 	else if (env.n_pids)
-		snprintf(what, sizeof(what), "live: %zu pid%s", env.n_pids,
+		snprintf(what, len, "live: %zu pid%s", env.n_pids,
 			 env.n_pids > 1 ? "s" : "");
 	else
-		snprintf(what, sizeof(what), "live: all processes");
-	r.screen = open_screen(&r, what);
-	if (r.screen)
-		screen_draw(r.screen);
+		snprintf(what, len, "live: all processes");
+}
 
-	if (loop(&r))
-		goto cleanup;
-	if (r.child > 0 && (r.screen || r.rec) && !r.interrupted) {
+/* The screen closed; after it, the whole run as text, like batch. */
+static void finish_screen(struct run *r)
+{
+	bool summary = env.command || r->interrupted || r->exit_status >= 0;
+
+	screen_close(r->screen);
+	r->screen = NULL;
+	r->out.json = false;
+	r->out.out = stdout;
+	if (summary && r->snap)
+		output_final(&r->out, r->snap, r->exit_status);
+}
+
+/* The record's totals written and its file put in place; -1 on failure. */
+static int finish_record(struct run *r)
+{
+	const char *ended_by;
+	char msg[512];
+	int err;
+
+	if (!r->snap && step(r))
+		return -1;
+	ended_by = r->signalled	       ? "signal" :
+		   r->by_duration      ? "duration" :
+		   r->exit_status >= 0 ? "command" :
+					 "signal";
+	err = recorder_finish(r->rec, r->snap, r->exit_status, ended_by, msg,
+			      sizeof(msg));
+	r->rec = NULL;
+	if (err) {
+		fprintf(stderr, "locktop: %s\n", msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The batch output's final summary, read now if no interval was. */
+static void finish_batch(struct run *r)
+{
+	char msg[512];
+
+	if (!r->snap && !r->ended && !r->ops->recorded) {
+		bool end;
+
+		r->snap = r->ops->read(r->src, &end, msg, sizeof(msg));
+	}
+	if (r->snap)
+		output_final(&r->out, r->snap, r->exit_status);
+}
+
+/* The screen, the batch tables or the record; returns the exit status. */
+static int run_session(struct run *r)
+{
+	int err = 0;
+
+	describe_source(r);
+	r->screen = open_screen(r, r->what);
+	if (r->screen)
+		screen_draw(r->screen);
+
+	if (loop(r))
+		return 1;
+	if (r->child > 0 && (r->screen || r->rec) && !r->interrupted) {
 		/* q with a command still running: it ends with the screen. */
-		kill(r.child, SIGTERM);
-		r.interrupted = true;
+		kill(r->child, SIGTERM);
+		r->interrupted = true;
 	}
-	if (r.interrupted)
-		reap(&r.child, &r.exit_status, true);
-	if (r.screen) {
-		bool summary = env.command || r.interrupted ||
-			       r.exit_status >= 0;
+	if (r->interrupted)
+		reap(&r->child, &r->exit_status, true);
+	if (r->screen)
+		finish_screen(r);
+	else if (r->rec)
+		err = finish_record(r);
+	else
+		finish_batch(r);
+	if (err)
+		return 1;
+	return r->exit_status >= 0 ? r->exit_status : 0;
+}
 
-		screen_close(r.screen);
-		r.screen = NULL;
-		/* After the screen, the whole run as text, like batch. */
-		r.out.json = false;
-		r.out.out = stdout;
-		if (summary && r.snap)
-			output_final(&r.out, r.snap, r.exit_status);
-	} else if (r.rec) {
-		if (!r.snap && step(&r))
-			goto cleanup;
-		ended_by = r.signalled	      ? "signal" :
-			   r.by_duration      ? "duration" :
-			   r.exit_status >= 0 ? "command" :
-						"signal";
-		err = recorder_finish(r.rec, r.snap, r.exit_status, ended_by,
-				      msg, sizeof(msg));
-		r.rec = NULL;
-		if (err) {
-			fprintf(stderr, "locktop: %s\n", msg);
-			goto cleanup;
-		}
-	} else {
-		if (!r.snap && !r.ended && !r.ops->recorded) {
-			bool end;
-
-			r.snap = r.ops->read(r.src, &end, msg, sizeof(msg));
-		}
-		if (r.snap)
-			output_final(&r.out, r.snap, r.exit_status);
-	}
-	ret = r.exit_status >= 0 ? r.exit_status : 0;
-
-cleanup:
-	if (r.screen)
-		screen_close(r.screen);
-	if (r.rec)
-		recorder_abort(r.rec);
+/* Closes what the run opened; a command never let go is killed. */
+static void clean_up(struct run *r)
+{
+	if (r->screen)
+		screen_close(r->screen);
+	if (r->rec)
+		recorder_abort(r->rec);
 	/* Detach every probe before anything else can go wrong */
-	if (r.src)
-		r.ops->close(r.src);
-	if (r.tty_in)
-		fclose(r.tty_in);
-	if (gate >= 0)
-		close(gate);
-	if (r.child > 0 && !r.src) {
+	if (r->src)
+		r->ops->close(r->src);
+	if (r->tty_in)
+		fclose(r->tty_in);
+	if (r->gate >= 0)
+		close(r->gate);
+	if (r->child > 0 && !r->src) {
 		/* Never released: it must not run untraced. */
-		kill(r.child, SIGKILL);
-		waitpid(r.child, NULL, 0);
+		kill(r->child, SIGKILL);
+		waitpid(r->child, NULL, 0);
 	}
-	if (r.sfd >= 0)
-		close(r.sfd);
-	if (r.out.out && r.out.out != stdout)
-		fclose(r.out.out);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	if (r->out.out && r->out.out != stdout)
+		fclose(r->out.out);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = {
+		.sfd = -1,
+		.gate = -1,
+		.child = -1,
+		.exit_status = -1,
+	};
+	int ret;
+
+	/* UTF-8 on the screen; numbers keep the C locale (JSON needs it). */
+	setlocale(LC_CTYPE, "");
+	argp_err_exit_status = EXIT_USAGE;
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
+	if (args_parse(argc, argv))
+		return EXIT_USAGE;
+
+	r.ops = env.host    ? &source_pcp_host :
+		env.archive ? &source_pcp_archive :
+			      &source_live;
+	r.delay_ms = env.delay_ms;
+	if (open_output(&r))
+		return 1;
+	ret = set_up(&r, argc, argv);
+	if (!ret)
+		ret = run_session(&r);
+	clean_up(&r);
 	return ret;
 }

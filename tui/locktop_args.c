@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* locktop's command line: the option tables, their help and the parser. */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "locktop_args.h"
+
+struct env env = {
+	.delay_ms = 1000,
+	.limit = -1,
+	.retire_s = -1,
+};
+
+const char *argp_program_version = "locktop " LOCKTOP_VERSION;
+const char *argp_program_bug_address =
+	"<https://github.com/locktop/locktop/issues>";
+
+static const char doc[] =
+	"locktop -- where processes wait on locks, who holds them, and what "
+	"it costs.\n"
+	"\n"
+	"Traces lock waits with eBPF, aggregated in the kernel per lock, and "
+	"shows them on a live screen like top; when the output is not a "
+	"terminal, or with --batch, it prints one table per interval, like "
+	"top -b. Uncontended locks never enter the kernel, so they cost "
+	"nothing to trace. Needs root (or CAP_BPF and CAP_PERFMON) and a "
+	"kernel with BTF; --host and --archive read pmdalocktop's metrics "
+	"instead and need neither.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  locktop                          the live screen; h for help\n"
+	"  locktop -- ./server              the screen for one command\n"
+	"  locktop --batch                  every process, a table a second\n"
+	"  locktop -b -d 5 -n 3             three 5-second tables, then exit\n"
+	"  locktop -b -p 1234               process 1234 and its children\n"
+	"  locktop -b --json -- make -j8    trace a command; JSON lines; exit "
+	"with its status\n"
+	"  locktop -b -o waits.txt -- ./server   write the tables to a file\n"
+	"  locktop --host db1               pmdalocktop's metrics on host db1\n"
+	"  locktop -b --archive /var/log/pcp/pmlogger/db1/20260101\n"
+	"  locktop record -o a.rec -- ./server   record a session to a file\n"
+	"  locktop diff a.rec b.rec         compare two records "
+	"(locktop diff --help)\n"
+	"\v"
+	"Columns: LOCK names the futex by mapping and offset (libc.so.6+0x..., "
+	"[heap]+0x..., a shared file's path+0x...); WAITS is how many waits "
+	"ended in the interval; TOTAL WAIT, AVG and MAX are their durations; "
+	"PROCESS is comm/pid of the waiter.\n"
+	"\n"
+	"Only lock-like waits are shown by default: a glibc mutex waiting with "
+	"value 2, or a robust/PI word with an owner and waiters. Condition "
+	"variables, semaphores and joins are kind futex-cond; --all shows them.\n"
+	"\n"
+	"Exit status: 0 on success, 1 on a runtime error, 2 on a usage error; "
+	"with -- COMMAND, the command's status (128+N if killed by signal N).";
+
+static const char args_doc[] =
+	"[-- COMMAND [ARGS...]]\n"
+	"record -o FILE [OPTIONS] [-- COMMAND [ARGS...]]\n"
+	"diff [OPTIONS] BEFORE AFTER";
+
+enum {
+	OPT_ALL = 'a',
+	OPT_STACKS = 0x100,
+	OPT_HOST,
+	OPT_ARCHIVE,
+	OPT_MONO,
+	OPT_DURATION,
+	OPT_RETIRE,
+	OPT_EXACT_HOLDS,
+};
+
+static const struct argp_option options[] = {
+	{ "batch", 'b', NULL, 0,
+	  "Batch mode: print tables, not a screen (the default "
+	  "when the output is not a terminal)",
+	  0 },
+	{ "delay", 'd', "SECS", 0,
+	  "Seconds between tables (default 1; "
+	  "fractions allowed)",
+	  0 },
+	{ "iterations", 'n', "N", 0,
+	  "Stop after N tables (default: until "
+	  "interrupted or COMMAND exits)",
+	  0 },
+	{ "pid", 'p', "PID[,PID...]", 0,
+	  "Trace only these processes and "
+	  "their children (repeatable)",
+	  0 },
+	{ "json", 'j', NULL, 0,
+	  "One JSON object per interval, one per line; "
+	  "the last has \"final\": true",
+	  0 },
+	{ "output", 'o', "FILE", 0,
+	  "Write to FILE instead of stdout ('-' is stdout)", 0 },
+	{ "all", OPT_ALL, NULL, 0,
+	  "Show condition-like waits (futex-cond) "
+	  "too",
+	  0 },
+	{ "limit", 'l', "N", 0,
+	  "At most N rows per table (default 20 for "
+	  "text, all for JSON; 0: all)",
+	  0 },
+	{ "stacks", OPT_STACKS, NULL, 0,
+	  "Record the user stack of contended waits (the lock detail "
+	  "shows it)",
+	  0 },
+	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
+	  "Time every file lock hold, at a clock read per lock and unlock, "
+	  "where by default a busy lock's uncontended holds are sampled",
+	  0 },
+	{ "host", OPT_HOST, "HOST", 0,
+	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
+	  "tracing here",
+	  0 },
+	{ "archive", OPT_ARCHIVE, "PATH", 0,
+	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
+	{ "mono", OPT_MONO, NULL, 0, "No colours on the screen (as NO_COLOR=1)",
+	  0 },
+	{ "retire", OPT_RETIRE, "SECS", 0,
+	  "Drop the rows of an ended process's private locks SECS seconds "
+	  "after it ended, and past a bound those of locks and files idle "
+	  "that long, so a long run stays small (default 60 on the "
+	  "screen; 0, never, in batch and JSON output, whose totals keep "
+	  "them)",
+	  0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
+	{},
+};
+
+static long parse_count(struct argp_state *state, const char *what,
+			const char *arg, long min)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min)
+		argp_error(state, "invalid %s '%s': give a whole number >= %ld",
+			   what, arg, min);
+	return v;
+}
+
+static void parse_pids(struct argp_state *state, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+
+	if (!copy)
+		argp_failure(state, 1, ENOMEM, "--pid");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		long pid = parse_count(state, "PID", tok, 1);
+
+		if (pid > INT_MAX)
+			argp_error(state, "invalid PID '%s'", tok);
+		if (env.n_pids == MAX_PIDS)
+			argp_error(state, "at most %d PIDs", MAX_PIDS);
+		env.pids[env.n_pids++] = (pid_t)pid;
+	}
+	free(copy);
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+	double d;
+
+	switch (key) {
+	case 'b':
+		env.batch = true;
+		break;
+	case 'd':
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(d) || d < 0.01 ||
+		    d > 86400)
+			argp_error(state,
+				   "invalid delay '%s': give seconds "
+				   "between 0.01 and 86400, e.g. 0.5",
+				   arg);
+		env.delay_ms = (unsigned int)(d * 1000 + 0.5);
+		break;
+	case 'n':
+		env.iterations = parse_count(state, "iteration count", arg, 1);
+		break;
+	case 'p':
+		parse_pids(state, arg);
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case 'o':
+		env.output = arg;
+		break;
+	case OPT_ALL:
+		env.all_kinds = true;
+		break;
+	case 'l':
+		env.limit = parse_count(state, "row limit", arg, 0);
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case OPT_STACKS:
+		env.stacks = true;
+		break;
+	case OPT_EXACT_HOLDS:
+		env.exact_holds = true;
+		break;
+	case OPT_HOST:
+		env.host = arg;
+		break;
+	case OPT_ARCHIVE:
+		env.archive = arg;
+		break;
+	case OPT_MONO:
+		env.mono = true;
+		break;
+	case OPT_RETIRE:
+		env.retire_s = parse_count(state, "retire time", arg, 0);
+		if (env.retire_s > 31 * 86400)
+			argp_error(state,
+				   "invalid retire time '%s': at most "
+				   "31 days in seconds",
+				   arg);
+		break;
+	case ARGP_KEY_ARG:
+		/* The first operand starts the command; it owns the rest. */
+		env.command = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case OPT_DURATION:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(d) || d < 0.01 ||
+		    d > 31 * 86400.0)
+			argp_error(state,
+				   "invalid duration '%s': give seconds, "
+				   "e.g. 10",
+				   arg);
+		env.duration_s = d;
+		break;
+	case ARGP_KEY_END:
+		if (env.record && !env.output)
+			argp_error(state, "record needs -o FILE");
+		if (env.command && env.n_pids)
+			argp_error(state, "give --pid or a COMMAND, not both");
+		if (env.host && env.archive)
+			argp_error(state, "give --host or --archive, not both");
+		if ((env.host || env.archive) &&
+		    (env.command || env.n_pids || env.stacks ||
+		     env.exact_holds))
+			argp_error(state,
+				   "--host and --archive read recorded "
+				   "metrics: --pid, --stacks, --exact-holds "
+				   "and COMMAND trace here");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const char record_doc[] =
+	"locktop record -- record a session into a file for locktop diff.\n"
+	"\n"
+	"Traces like locktop --batch and writes every interval's figures per "
+	"lock and per kind, and the totals, into FILE as JSON "
+	"(docs/record.md). With -- COMMAND the command starts once the "
+	"probes are attached and locktop exits with its status when it ends; "
+	"otherwise --duration or SIGINT/SIGTERM end the recording. The file "
+	"appears whole or not at all.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  locktop record -o fcntl.rec -- lockbench --lock fcntl --path "
+	"/tmp/t.tdb\n"
+	"  locktop record -o all.rec --duration 30\n"
+	"  locktop record -o db.rec -p 1234 --interval 0.5 --duration 60\n"
+	"  locktop diff fcntl.rec mutex.rec";
+
+static const struct argp_option record_options[] = {
+	{ "output", 'o', "FILE", 0, "Write the record to FILE (required)", 0 },
+	{ "duration", OPT_DURATION, "SECS", 0,
+	  "Stop after SECS seconds (a COMMAND still running gets SIGTERM)", 0 },
+	{ "interval", 'd', "SECS", 0,
+	  "Seconds per recorded interval (default 1; fractions allowed)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0,
+	  "Record only these processes and their children (repeatable)", 0 },
+	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
+	  "Time every file lock hold (see locktop --help)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
+	{},
+};
+
+int args_parse(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, args_doc, doc };
+	static const struct argp rec_argp = { record_options, parse_arg,
+					      "-o FILE [-- COMMAND [ARGS...]]",
+					      record_doc };
+
+	if (argc > 1 && !strcmp(argv[1], "record")) {
+		env.record = true;
+		env.batch = true;
+		argv[1] = "locktop record"; /* argp's name in messages */
+		if (argp_parse(&rec_argp, argc - 1, argv + 1, ARGP_IN_ORDER,
+			       NULL, NULL))
+			return EXIT_USAGE;
+		argv[1] = "record"; /* as typed, for the record's cmdline */
+	} else if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL)) {
+		return EXIT_USAGE;
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* locktop's command line: the options of locktop and locktop record. */
+#ifndef LOCKTOP_ARGS_H
+#define LOCKTOP_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define MAX_PIDS 64
+#define EXIT_USAGE 2
+
+struct env {
+	bool batch;
+	bool json;
+	bool all_kinds;
+	bool verbose;
+	bool stacks;
+	bool exact_holds; /* --exact-holds */
+	bool mono;
+	const char *host;
+	const char *archive;
+	unsigned int delay_ms;
+	long iterations; /* 0: until stopped */
+	long limit; /* -1: the default for the format */
+	const char *output;
+	pid_t pids[MAX_PIDS];
+	size_t n_pids;
+	char **command; /* after "--" */
+	bool record; /* locktop record */
+	double duration_s; /* record --duration; 0: none */
+	long retire_s; /* -1: LT_RETIRE_S on the screen, else never */
+};
+
+/* What the command line asked for; main() adds the command's PID. */
+extern struct env env;
+
+/*
+ * Parses locktop's command line, or with argv[1] "record" locktop
+ * record's. argp says what is wrong and exits with EXIT_USAGE; returns
+ * 0, or EXIT_USAGE when argp_parse() fails otherwise.
+ */
+int args_parse(int argc, char **argv);
+
+#endif /* LOCKTOP_ARGS_H */
