@@ -60,13 +60,15 @@ end_jobs() {
 	local p left
 	left=$(jobs -p)
 	[ -n "$left" ] || return 0
+	# One may have ended meanwhile: a kill that finds none is no error,
+	# under set -e either.
 	for p in $left; do
-		kill -TERM "$p" 2>/dev/null
-		kill -CONT "$p" 2>/dev/null
+		kill -TERM "$p" 2>/dev/null || true
+		kill -CONT "$p" 2>/dev/null || true
 	done
 	sleep 0.2
 	for p in $left; do
-		kill -KILL "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null
 	return 0
