@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <pcp/pmapi.h>
+#include "metrics.h"
 #include "source.h"
 
 /* Which table a metric's instances belong to. */
@@ -87,8 +88,9 @@ enum str_slot {
 	T_NSTRS,
 };
 
+/* A metric of pmdalocktop's table, and where its values go. */
 struct metric {
-	const char *name;
+	enum ltpm_metric_id id; /* its row in ltpm_metrics[] */
 	enum group group;
 	int slot; /* a number slot, or a string slot when string */
 	bool string;
@@ -96,72 +98,71 @@ struct metric {
 };
 
 static const struct metric metrics[] = {
-	{ "locktop.lock.wait.count", G_LOCK, S_WAITS, false, true },
-	{ "locktop.lock.wait.time", G_LOCK, S_WAIT_NS, false, true },
-	{ "locktop.lock.wait.max", G_LOCK, S_WAIT_MAX, false, false },
-	{ "locktop.lock.hold.time", G_LOCK, S_HOLD_NS, false, false },
-	{ "locktop.lock.hold.max", G_LOCK, S_HOLD_MAX, false, false },
-	{ "locktop.lock.hold.estimated", G_LOCK, S_HOLDS_EST, false, false },
-	{ "locktop.lock.acquires", G_LOCK, S_ACQUIRES, false, false },
-	{ "locktop.lock.contended", G_LOCK, S_CONTENDED, false, false },
-	{ "locktop.lock.trylock_failures", G_LOCK, S_TRYLOCK, false, false },
-	{ "locktop.lock.io_under_lock", G_LOCK, S_IO_UNDER, false, false },
-	{ "locktop.lock.wakes", G_LOCK, S_WAKES, false, false },
-	{ "locktop.lock.timeouts", G_LOCK, S_TIMEOUTS, false, false },
-	{ "locktop.lock.interrupted", G_LOCK, S_INTERRUPTED, false, false },
-	{ "locktop.lock.value_changed", G_LOCK, S_VALUE_CHANGED, false, false },
-	{ "locktop.lock.owner_died", G_LOCK, S_OWNER_DIED, false, false },
-	{ "locktop.lock.waiters", G_LOCK, S_WAITERS, false, false },
-	{ "locktop.lock.holder", G_LOCK, S_HOLDER, false, false },
-	{ "locktop.lock.id", G_LOCK, S_ID, false, false },
-	{ "locktop.lock.address", G_LOCK, S_ADDRESS, false, false },
-	{ "locktop.lock.dev", G_LOCK, S_DEV, false, false },
-	{ "locktop.lock.ino", G_LOCK, S_INO, false, false },
-	{ "locktop.lock.start", G_LOCK, S_START, false, false },
-	{ "locktop.lock.end", G_LOCK, S_END, false, false },
-	{ "locktop.lock.pid", G_LOCK, S_PID, false, false },
-	{ "locktop.lock.kind", G_LOCK, T_KIND, true, false },
-	{ "locktop.lock.holder_comm", G_LOCK, T_HOLDER_COMM, true, false },
-	{ "locktop.lock.key", G_LOCK, T_KEY, true, false },
-	{ "locktop.lock.comm", G_LOCK, T_COMM, true, false },
-	{ "locktop.lock.pids", G_LOCK, T_PIDS, true, false },
-	{ "locktop.lock.holders", G_LOCK, T_HOLDERS, true, false },
-	{ "locktop.lock.waited_by", G_LOCK, T_WAITERS, true, false },
-	{ "locktop.lock.stack", G_LOCK, T_STACK, true, false },
-	{ "locktop.kind.wait.count", G_KIND, S_WAITS, false, false },
-	{ "locktop.kind.wait.time", G_KIND, S_WAIT_NS, false, false },
-	{ "locktop.proc.wait.count", G_PROC, S_WAITS, false, false },
-	{ "locktop.proc.wait.time", G_PROC, S_WAIT_NS, false, false },
-	{ "locktop.proc.io.count", G_PROC, S_IO_COUNT, false, false },
-	{ "locktop.proc.io.time", G_PROC, S_IO_NS, false, false },
-	{ "locktop.proc.top_lock", G_PROC, S_TOP_LOCK, false, false },
-	{ "locktop.file.io.count", G_FILE, S_IO_COUNT, false, false },
-	{ "locktop.file.io.bytes", G_FILE, S_IO_BYTES, false, false },
-	{ "locktop.file.io.time", G_FILE, S_IO_NS, false, false },
-	{ "locktop.file.io.under_lock", G_FILE, S_IO_UNDER, false, false },
-	{ "locktop.file.io.reads", G_FILE, S_READS, false, false },
-	{ "locktop.file.io.writes", G_FILE, S_WRITES, false, false },
-	{ "locktop.file.io.read_bytes", G_FILE, S_READ_BYTES, false, false },
-	{ "locktop.file.io.write_bytes", G_FILE, S_WRITE_BYTES, false, false },
-	{ "locktop.file.dev", G_FILE, S_DEV, false, false },
-	{ "locktop.file.ino", G_FILE, S_INO, false, false },
-	{ "locktop.probe.events", G_ONE, S_EVENTS, false, false },
-	{ "locktop.probe.drops", G_ONE, S_DROPS, false, false },
-	{ "locktop.probe.ns_per_event", G_ONE, S_NS_PER_EVENT, false, false },
-	{ "locktop.probe.cpu", G_ONE, S_CPU, false, false },
-	{ "locktop.deadlock.count", G_ONE, S_DEADLOCKS, false, false },
-	{ "locktop.probe.lock_entries", G_ONE, S_LOCK_ENTRIES, false, false },
-	{ "locktop.probe.lock_capacity", G_ONE, S_LOCK_CAPACITY, false, false },
-	{ "locktop.probe.file_entries", G_ONE, S_FILE_ENTRIES, false, false },
-	{ "locktop.probe.file_capacity", G_ONE, S_FILE_CAPACITY, false, false },
-	{ "locktop.probe.party_entries", G_ONE, S_PARTY_ENTRIES, false, false },
-	{ "locktop.probe.party_capacity", G_ONE, S_PARTY_CAPACITY, false,
-	  false },
-	{ "locktop.probe.folding", G_ONE, S_FOLDING, false, false },
-	{ "locktop.deadlock.cycles", G_ONE, T_CYCLES, true, false },
-	{ "locktop.probe.prog.runs", G_PROG, S_RUNS, false, false },
-	{ "locktop.probe.prog.time", G_PROG, S_RUN_NS, false, false },
-	{ "locktop.hist.io", G_HIST, S_COUNT, false, false },
+	{ LTPM_L_WAIT_COUNT, G_LOCK, S_WAITS, false, true },
+	{ LTPM_L_WAIT_TIME, G_LOCK, S_WAIT_NS, false, true },
+	{ LTPM_L_WAIT_MAX, G_LOCK, S_WAIT_MAX, false, false },
+	{ LTPM_L_HOLD_TIME, G_LOCK, S_HOLD_NS, false, false },
+	{ LTPM_L_HOLD_MAX, G_LOCK, S_HOLD_MAX, false, false },
+	{ LTPM_L_HOLD_ESTIMATED, G_LOCK, S_HOLDS_EST, false, false },
+	{ LTPM_L_ACQUIRES, G_LOCK, S_ACQUIRES, false, false },
+	{ LTPM_L_CONTENDED, G_LOCK, S_CONTENDED, false, false },
+	{ LTPM_L_TRYLOCK_FAILURES, G_LOCK, S_TRYLOCK, false, false },
+	{ LTPM_L_IO_UNDER_LOCK, G_LOCK, S_IO_UNDER, false, false },
+	{ LTPM_L_WAKES, G_LOCK, S_WAKES, false, false },
+	{ LTPM_L_TIMEOUTS, G_LOCK, S_TIMEOUTS, false, false },
+	{ LTPM_L_INTERRUPTED, G_LOCK, S_INTERRUPTED, false, false },
+	{ LTPM_L_VALUE_CHANGED, G_LOCK, S_VALUE_CHANGED, false, false },
+	{ LTPM_L_OWNER_DIED, G_LOCK, S_OWNER_DIED, false, false },
+	{ LTPM_L_WAITERS, G_LOCK, S_WAITERS, false, false },
+	{ LTPM_L_HOLDER, G_LOCK, S_HOLDER, false, false },
+	{ LTPM_L_ID, G_LOCK, S_ID, false, false },
+	{ LTPM_L_ADDRESS, G_LOCK, S_ADDRESS, false, false },
+	{ LTPM_L_DEV, G_LOCK, S_DEV, false, false },
+	{ LTPM_L_INO, G_LOCK, S_INO, false, false },
+	{ LTPM_L_START, G_LOCK, S_START, false, false },
+	{ LTPM_L_END, G_LOCK, S_END, false, false },
+	{ LTPM_L_PID, G_LOCK, S_PID, false, false },
+	{ LTPM_L_KIND, G_LOCK, T_KIND, true, false },
+	{ LTPM_L_HOLDER_COMM, G_LOCK, T_HOLDER_COMM, true, false },
+	{ LTPM_L_KEY, G_LOCK, T_KEY, true, false },
+	{ LTPM_L_COMM, G_LOCK, T_COMM, true, false },
+	{ LTPM_L_PIDS, G_LOCK, T_PIDS, true, false },
+	{ LTPM_L_HOLDERS, G_LOCK, T_HOLDERS, true, false },
+	{ LTPM_L_WAITED_BY, G_LOCK, T_WAITERS, true, false },
+	{ LTPM_L_STACK, G_LOCK, T_STACK, true, false },
+	{ LTPM_K_WAIT_COUNT, G_KIND, S_WAITS, false, false },
+	{ LTPM_K_WAIT_TIME, G_KIND, S_WAIT_NS, false, false },
+	{ LTPM_P_WAIT_COUNT, G_PROC, S_WAITS, false, false },
+	{ LTPM_P_WAIT_TIME, G_PROC, S_WAIT_NS, false, false },
+	{ LTPM_P_IO_COUNT, G_PROC, S_IO_COUNT, false, false },
+	{ LTPM_P_IO_TIME, G_PROC, S_IO_NS, false, false },
+	{ LTPM_P_TOP_LOCK, G_PROC, S_TOP_LOCK, false, false },
+	{ LTPM_F_IO_COUNT, G_FILE, S_IO_COUNT, false, false },
+	{ LTPM_F_IO_BYTES, G_FILE, S_IO_BYTES, false, false },
+	{ LTPM_F_IO_TIME, G_FILE, S_IO_NS, false, false },
+	{ LTPM_F_IO_UNDER_LOCK, G_FILE, S_IO_UNDER, false, false },
+	{ LTPM_F_READS, G_FILE, S_READS, false, false },
+	{ LTPM_F_WRITES, G_FILE, S_WRITES, false, false },
+	{ LTPM_F_READ_BYTES, G_FILE, S_READ_BYTES, false, false },
+	{ LTPM_F_WRITE_BYTES, G_FILE, S_WRITE_BYTES, false, false },
+	{ LTPM_F_DEV, G_FILE, S_DEV, false, false },
+	{ LTPM_F_INO, G_FILE, S_INO, false, false },
+	{ LTPM_PR_EVENTS, G_ONE, S_EVENTS, false, false },
+	{ LTPM_PR_DROPS, G_ONE, S_DROPS, false, false },
+	{ LTPM_PR_NS_PER_EVENT, G_ONE, S_NS_PER_EVENT, false, false },
+	{ LTPM_PR_CPU, G_ONE, S_CPU, false, false },
+	{ LTPM_A_DEADLOCKS, G_ONE, S_DEADLOCKS, false, false },
+	{ LTPM_PR_LOCK_ENTRIES, G_ONE, S_LOCK_ENTRIES, false, false },
+	{ LTPM_PR_LOCK_CAPACITY, G_ONE, S_LOCK_CAPACITY, false, false },
+	{ LTPM_PR_FILE_ENTRIES, G_ONE, S_FILE_ENTRIES, false, false },
+	{ LTPM_PR_FILE_CAPACITY, G_ONE, S_FILE_CAPACITY, false, false },
+	{ LTPM_PR_PARTY_ENTRIES, G_ONE, S_PARTY_ENTRIES, false, false },
+	{ LTPM_PR_PARTY_CAPACITY, G_ONE, S_PARTY_CAPACITY, false, false },
+	{ LTPM_PR_FOLDING, G_ONE, S_FOLDING, false, false },
+	{ LTPM_A_CYCLES, G_ONE, T_CYCLES, true, false },
+	{ LTPM_PR_PROG_RUNS, G_PROG, S_RUNS, false, false },
+	{ LTPM_PR_PROG_TIME, G_PROG, S_RUN_NS, false, false },
+	{ LTPM_H_IO, G_HIST, S_COUNT, false, false },
 };
 
 #define N_METRICS (sizeof(metrics) / sizeof(*metrics))
@@ -828,7 +829,7 @@ static int pcp_open(const struct source_params *p, struct source **out,
 		goto fail;
 	}
 	for (i = 0; i < N_METRICS; i++)
-		names[i] = metrics[i].name;
+		names[i] = ltpm_metrics[metrics[i].id].name;
 	ret = pmLookupName((int)N_METRICS, names, s->pmids);
 	for (i = 0; i < N_METRICS; i++) {
 		if (ret >= 0 && s->pmids[i] != PM_ID_NULL)
