@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* pmdalocktop's controls: what pmstore changes, for root clients only. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent.h"
+
+static int ctx_uid(int ctx)
+{
+	return ctx >= 0 && ctx < a.n_ctx ? a.ctx_uid[ctx] : -1;
+}
+
+static int attribute(int ctx, int attr, const char *value, int length,
+		     pmdaExt *pmda)
+{
+	if (attr == PMDA_ATTR_USERID && ctx >= 0 && value) {
+		if (ctx >= a.n_ctx) {
+			int n = ctx + 16, i;
+			int *v = realloc(a.ctx_uid, n * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			for (i = a.n_ctx; i < n; i++)
+				v[i] = -1;
+			a.ctx_uid = v;
+			a.n_ctx = n;
+		}
+		a.ctx_uid[ctx] = atoi(value);
+	}
+	return pmdaAttribute(ctx, attr, value, length, pmda);
+}
+
+static void end_context(int ctx)
+{
+	if (ctx >= 0 && ctx < a.n_ctx)
+		a.ctx_uid[ctx] = -1;
+}
+
+static int store_one(pmValueSet *vs)
+{
+	unsigned int item = pmID_item(vs->pmid);
+	pmAtomValue av;
+	pid_t pids[MAX_PIDS];
+	int n, sts;
+
+	if (pmID_cluster(vs->pmid) != CL_CONTROL)
+		return PM_ERR_PERMISSION; /* only controls are writable */
+	if (vs->numval != 1)
+		return PM_ERR_BADSTORE;
+	switch (item) {
+	case C_STACKS:
+	case C_TOP:
+	case C_INTERVAL:
+	case C_RETIRE:
+		sts = pmExtractValue(vs->valfmt, &vs->vlist[0], PM_TYPE_U32,
+				     &av, PM_TYPE_U32);
+		if (sts < 0)
+			return sts;
+		if (item == C_STACKS) {
+			if (av.ul > 1)
+				return PM_ERR_BADSTORE;
+			if ((bool)av.ul != a.stacks) {
+				a.stacks = av.ul;
+				a.reopen = true;
+			}
+		} else if (item == C_TOP) {
+			if (av.ul < 1 || av.ul > LTPM_TOP_MAX)
+				return PM_ERR_BADSTORE;
+			ltpm_model_set_top(&a.model, av.ul);
+		} else if (item == C_RETIRE) {
+			if (av.ul > RETIRE_MAX_S)
+				return PM_ERR_BADSTORE;
+			a.retire_s = av.ul;
+			if (a.collector)
+				lt_collector_set_retire(a.collector,
+							a.retire_s);
+		} else {
+			if (av.ul < INTERVAL_MIN_MS || av.ul > INTERVAL_MAX_MS)
+				return PM_ERR_BADSTORE;
+			a.interval_ms = av.ul;
+			if (a.collector)
+				lt_collector_set_interval(a.collector,
+							  a.interval_ms);
+			after_ms(&a.next_read, a.interval_ms);
+		}
+		break;
+	case C_PIDS:
+		sts = pmExtractValue(vs->valfmt, &vs->vlist[0], PM_TYPE_STRING,
+				     &av, PM_TYPE_STRING);
+		if (sts < 0)
+			return sts;
+		n = ltpm_parse_pids(av.cp, pids, MAX_PIDS);
+		free(av.cp);
+		if (n < 0)
+			return PM_ERR_BADSTORE;
+		memcpy(a.pids, pids, n * sizeof(pids[0]));
+		a.n_pids = n;
+		a.reopen = true;
+		break;
+	default:
+		return PM_ERR_PERMISSION;
+	}
+	return 0;
+}
+
+static int store(pmResult *result, pmdaExt *pmda)
+{
+	int ctx = pmdaGetContext();
+	int i, sts;
+
+	(void)pmda;
+	if (a.loading)
+		return not_ready();
+	/*
+	 * Only root may change what the probes trace: pmcd passes the
+	 * client's uid for local connections; others have none.
+	 */
+	if (ctx_uid(ctx) != 0) {
+		pmNotifyErr(
+			LOG_WARNING,
+			"store refused: client context %d (uid %d) is not root",
+			ctx, ctx_uid(ctx));
+		return PM_ERR_PERMISSION;
+	}
+	if (!a.reopen) {
+		a.prev_stacks = a.stacks;
+		memcpy(a.prev_pids, a.pids, sizeof(a.pids));
+		a.prev_n_pids = a.n_pids;
+	}
+	for (i = 0; i < result->numpmid; i++) {
+		sts = store_one(result->vset[i]);
+		if (sts < 0)
+			return sts;
+	}
+	pmNotifyErr(LOG_INFO,
+		    "control changed: stacks %d, %zu pids, top %zu, "
+		    "interval %ums%s",
+		    a.stacks, a.n_pids, a.model.top_n, a.interval_ms,
+		    a.reopen ? ", reopening the probes" : "");
+	return 0;
+}
+
+void store_callbacks(pmdaInterface *dispatch)
+{
+	dispatch->version.seven.store = store;
+	dispatch->version.seven.attribute = attribute;
+	pmdaSetEndContextCallBack(dispatch, end_context);
+}
