@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The PCP source's instances, by group, with the values of their last
+ * fetches, and the snapshot made of them (pcp_snapshot.c): shared by
+ * source_pcp.c and pcp_snapshot.c only.
+ */
+#ifndef LOCKTOP_PCP_SNAPSHOT_H
+#define LOCKTOP_PCP_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "collector.h"
+
+/* Which table a metric's instances belong to. */
+enum group { G_LOCK, G_KIND, G_PROC, G_FILE, G_PROG, G_HIST, G_ONE, G_NR };
+
+/* Number slots of an instance; strings have their own. */
+enum slot {
+	S_WAITS,
+	S_WAIT_NS,
+	S_WAIT_MAX,
+	S_HOLD_NS,
+	S_HOLD_MAX,
+	S_ACQUIRES,
+	S_CONTENDED,
+	S_TRYLOCK,
+	S_IO_UNDER,
+	S_WAKES,
+	S_TIMEOUTS,
+	S_INTERRUPTED,
+	S_VALUE_CHANGED,
+	S_OWNER_DIED,
+	S_WAITERS,
+	S_HOLDER,
+	S_ID,
+	S_ADDRESS,
+	S_DEV,
+	S_INO,
+	S_START,
+	S_END,
+	S_PID,
+	S_HOLDS_EST,
+	S_NSLOTS,
+	/* the same slots, other meanings in other groups */
+	S_IO_COUNT = S_HOLD_NS,
+	S_IO_NS = S_HOLD_MAX,
+	S_TOP_LOCK = S_ACQUIRES,
+	S_IO_BYTES = S_ACQUIRES,
+	S_READS = S_CONTENDED,
+	S_WRITES = S_TRYLOCK,
+	S_READ_BYTES = S_WAKES,
+	S_WRITE_BYTES = S_TIMEOUTS,
+	S_EVENTS = S_WAITS,
+	S_DROPS = S_WAIT_NS,
+	S_NS_PER_EVENT = S_WAIT_MAX, /* a double, stored as its bits */
+	S_CPU = S_HOLD_NS,
+	S_DEADLOCKS = S_ACQUIRES,
+	S_LOCK_ENTRIES = S_CONTENDED,
+	S_LOCK_CAPACITY = S_TRYLOCK,
+	S_FILE_ENTRIES = S_IO_UNDER,
+	S_FILE_CAPACITY = S_WAKES,
+	S_PARTY_ENTRIES = S_TIMEOUTS,
+	S_PARTY_CAPACITY = S_INTERRUPTED,
+	S_FOLDING = S_VALUE_CHANGED,
+	S_RUNS = S_WAITS,
+	S_RUN_NS = S_WAIT_NS,
+	S_COUNT = S_WAITS,
+};
+
+enum str_slot {
+	T_KIND,
+	T_HOLDER_COMM,
+	T_KEY,
+	T_COMM,
+	T_PIDS,
+	T_HOLDERS,
+	T_WAITERS,
+	T_STACK,
+	T_CYCLES,
+	T_NSTRS,
+};
+
+/* One instance of one group: a lock, a process, a file... */
+struct ent {
+	int inst;
+	unsigned int seen; /* the fetch that last had it */
+	char name[LT_NAME_LEN];
+	uint64_t cur[S_NSLOTS], prev[S_NSLOTS], base[S_NSLOTS];
+	bool counter[S_NSLOTS];
+	bool have[S_NSLOTS];
+	char *str[T_NSTRS];
+	pid_t *pids;
+	size_t n_pids;
+};
+
+struct table {
+	struct ent *ents;
+	size_t n, cap;
+	int *hash; /* index + 1 by instance; open addressing */
+	size_t hash_cap;
+};
+
+/* The snapshot made of the tables, and the arrays it points into. */
+struct pcp_snap {
+	struct lt_snapshot snap;
+	struct lt_lock *locks;
+	struct lt_proc *procs;
+	struct lt_file *files;
+	struct lt_probe_cost *probes;
+	struct lt_deadlock *deadlocks;
+	size_t cap_locks, cap_procs, cap_files, cap_probes, cap_deadlocks;
+};
+
+/*
+ * Makes ps->snap of the instances that fetch gen had: deltas since the
+ * fetch before, totals since the first. -ENOMEM without memory.
+ */
+int pcp_snap_build(struct pcp_snap *ps, struct table tables[G_NR],
+		   unsigned int gen);
+void pcp_snap_free(struct pcp_snap *ps);
+
+#endif
