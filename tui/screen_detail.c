@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* One lock's detail: its figures, histograms, holders, waiters and stack. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "screen_priv.h"
+
+static void wlabel(struct screen *sc, WINDOW *w, int y, int x, const char *s)
+{
+	wattron(w, attr(sc, C_LABEL, A_BOLD));
+	mvwaddstr(w, y, x, s);
+	wattroff(w, attr(sc, C_LABEL, A_BOLD));
+}
+
+/* A log2 histogram as horizontal bars, busy buckets only. */
+static int draw_hist(struct screen *sc, WINDOW *w, int y, int cols,
+		     const char *title, const uint64_t *hist)
+{
+	uint64_t max = 0;
+	int i, first = -1, last = -1, bar_w = cols - 24;
+	char lo[16], line[64];
+
+	for (i = 0; i < LT_HIST_BUCKETS; i++) {
+		if (!hist[i])
+			continue;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (hist[i] > max)
+			max = hist[i];
+	}
+	wlabel(sc, w, y, 0, title);
+	if (first < 0)
+		waddstr(w, "  (none)");
+	y++;
+	if (first < 0 || bar_w < 4)
+		return y;
+	if (bar_w > 60)
+		bar_w = 60;
+	for (i = first; i <= last; i++, y++) {
+		int n = (int)((double)hist[i] / (double)max * bar_w + 0.5);
+
+		lt_format_ns(1ULL << i, lo, sizeof(lo));
+		snprintf(line, sizeof(line), "%9s %10" PRIu64 " ", lo, hist[i]);
+		mvwaddstr(w, y, 0, line);
+		wattron(w, attr(sc, C_BAR, A_BOLD));
+		while (n-- > 0)
+			waddch(w, '#');
+		wattroff(w, attr(sc, C_BAR, A_BOLD));
+	}
+	return y;
+}
+
+static int draw_parties(struct screen *sc, WINDOW *w, int y, int cols,
+			const char *title, const struct lt_party *p, size_t n)
+{
+	char line[128], ns[16];
+	size_t i;
+
+	wlabel(sc, w, y++, 0, title);
+	if (!n) {
+		mvwaddstr(w, y++, 2, "(none recorded)");
+		return y;
+	}
+	for (i = 0; i < n && i < LT_TOP_PARTIES; i++) {
+		snprintf(line, sizeof(line), "  %7d %-16s %10" PRIu64 " %10s",
+			 p[i].pid, p[i].comm, p[i].count,
+			 lt_format_ns(p[i].ns, ns, sizeof(ns)));
+		mvwaddnstr(w, y++, 0, line, cols);
+	}
+	return y;
+}
+
+#define DETAIL_LINES 256
+/* The lock's kind, ids and file range; returns the line after them. */
+static int detail_identity(WINDOW *w, const struct lt_lock *l, int y, int cols)
+{
+	char e[16], line[512];
+	int n;
+
+	snprintf(line, sizeof(line),
+		 "kind %s  id %" PRIu64 "  address 0x%" PRIx64 "  key %s",
+		 lt_kind_name(l->kind), l->id, l->address,
+		 l->key[0] ? l->key : "-");
+	mvwaddnstr(w, y++, 0, line, cols);
+	if (l->ino) {
+		if (l->end > l->start)
+			snprintf(e, sizeof(e), "bytes");
+		else
+			snprintf(e, sizeof(e), "offset");
+		n = snprintf(line, sizeof(line),
+			     "file dev %" PRIu64 " ino %" PRIu64
+			     "  %s %" PRIu64,
+			     l->dev, l->ino, e, l->start);
+		if (l->end > l->start)
+			snprintf(line + n, sizeof(line) - n, "-%" PRIu64,
+				 l->end);
+		mvwaddnstr(w, y++, 0, line, cols);
+	}
+	return y;
+}
+
+/* Waits, holds and wake-ups, on three lines; returns the line after. */
+static int detail_figures(struct screen *sc, WINDOW *w,
+			  const struct lt_figures *f, int y, int cols)
+{
+	char a[16], b[16], c[16], d[16], e[16], line[512];
+
+	snprintf(line, sizeof(line),
+		 "%s: waits %" PRIu64 "  wait %s  avg %s  p50 %s  p99 %s  "
+		 "max %s",
+		 sc->cx.cumulative ? "whole run" : "interval", f->waits,
+		 col_fmt_ns(f->wait_ns, a, sizeof(a)),
+		 col_fmt_ns(f->waits ? f->wait_ns / f->waits : 0, b, sizeof(b)),
+		 col_fmt_ns(lt_wait_quantile(f, 0.5), c, sizeof(c)),
+		 col_fmt_ns(col_lock_p99(f), d, sizeof(d)),
+		 col_fmt_ns(f->max_wait_ns, e, sizeof(e)));
+	mvwaddnstr(w, y++, 0, line, cols);
+	snprintf(line, sizeof(line),
+		 "acquires %" PRIu64 "  contended %" PRIu64
+		 "  trylock failures %" PRIu64 "  hold %s  max hold %s"
+		 "  I/O under lock %s",
+		 f->acquires, f->contended, f->trylock_failures,
+		 col_fmt_ns(f->hold_ns, a, sizeof(a)),
+		 col_fmt_ns(f->max_hold_ns, b, sizeof(b)),
+		 col_fmt_ns(f->io_under_lock_ns, c, sizeof(c)));
+	mvwaddnstr(w, y++, 0, line, cols);
+	snprintf(line, sizeof(line),
+		 "wakes %" PRIu64 "  timeouts %" PRIu64 "  interrupted %" PRIu64
+		 "  value changed %" PRIu64 "  owner died %" PRIu64,
+		 f->wakes, f->timeouts, f->interrupted, f->value_changed,
+		 f->owner_died);
+	mvwaddnstr(w, y++, 0, line, cols);
+	return y;
+}
+
+/* Waiters now, the holder and the pids seen, on line y; returns y. */
+static int detail_waiters(WINDOW *w, const struct lt_lock *l, int y, int cols)
+{
+	char e[16], line[512];
+	int n;
+	size_t i;
+
+	if (l->holder)
+		snprintf(e, sizeof(e), "%d", l->holder);
+	else
+		snprintf(e, sizeof(e), "-");
+	n = snprintf(line, sizeof(line), "waiters now %u  holder %s/%s  pids",
+		     l->waiters_now, e, l->holder ? l->holder_comm : "-");
+	for (i = 0;
+	     i < l->n_pids && n + 20 < (int)sizeof(line) && n + 10 < cols; i++)
+		n += snprintf(line + n, sizeof(line) - n, " %d", l->pids[i]);
+	if (i < l->n_pids)
+		snprintf(line + n, sizeof(line) - n, " +%zu", l->n_pids - i);
+	mvwaddnstr(w, y, 0, line, cols);
+	return y;
+}
+
+/* The lock's worst stack, from line y; returns the line after it. */
+static int detail_stack(struct screen *sc, WINDOW *w, const struct lt_lock *l,
+			int y, int cols)
+{
+	wlabel(sc, w, y++, 0, "Stack");
+	if (l->stack) {
+		const char *p = l->stack;
+
+		while (*p && y < DETAIL_LINES) {
+			const char *nl = strchr(p, '\n');
+			int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+			mvwaddnstr(w, y++, 2, p,
+				   len < cols - 2 ? len : cols - 2);
+			p = nl ? nl + 1 : p + len;
+		}
+	} else {
+		mvwaddstr(w, y++, 2,
+			  sc->o.stacks ? "(none recorded yet)" :
+					 "(start locktop with --stacks)");
+	}
+	return y;
+}
+
+/* Fills the pad with the lock's detail; returns the lines used. */
+static int fill_detail(struct screen *sc, WINDOW *w, const struct lt_lock *l,
+		       int cols)
+{
+	const struct lt_figures *f = col_lock_fig(&sc->cx, l);
+	int y = 0;
+
+	y = detail_identity(w, l, y, cols);
+	y = detail_figures(sc, w, f, y, cols);
+	y = detail_waiters(w, l, y, cols);
+	y += 2;
+	y = draw_hist(sc, w, y, cols, "Wait time", f->wait_hist);
+	y = draw_hist(sc, w, y, cols, "Hold time", f->hold_hist);
+	y++;
+	y = draw_parties(sc, w, y, cols,
+			 "Top waiters    pid comm                  count"
+			 "       time",
+			 l->waiters, l->n_waiters);
+	y = draw_parties(sc, w, y, cols,
+			 "Top holders    pid comm                  count"
+			 "     caused",
+			 l->holders, l->n_holders);
+	y++;
+	y = detail_stack(sc, w, l, y, cols);
+	return y;
+}
+
+void screen_detail_draw(struct screen *sc, int y0, int bottom, int cols)
+{
+	const struct lt_lock *l = col_find_lock(sc->cx.snap, sc->detail_id);
+	WINDOW *pad;
+	int used;
+
+	attron(attr(sc, C_COLHEAD, A_REVERSE));
+	mvhline(y0, 0, ' ', cols);
+	screen_put(y0, 0, cols, l ? l->name : "(the lock is gone)", true, true);
+	attroff(attr(sc, C_COLHEAD, A_REVERSE));
+	sc->head_y = -1;
+	if (!l || bottom <= y0 + 1)
+		return;
+	/* The detail may be longer than the screen: it scrolls in a pad. */
+	pad = newpad(DETAIL_LINES, cols);
+	if (!pad)
+		return;
+	used = fill_detail(sc, pad, l, cols);
+	if (sc->detail_scroll > used - (bottom - y0 - 1))
+		sc->detail_scroll = used - (bottom - y0 - 1);
+	if (sc->detail_scroll < 0)
+		sc->detail_scroll = 0;
+	copywin(pad, stdscr, sc->detail_scroll, 0, y0 + 1, 0, bottom - 1,
+		cols - 1, FALSE);
+	delwin(pad);
+}
