@@ -13,9 +13,10 @@
 locktop=$1 lockbench=$2
 require_bpf
 
-# case NAME BACKEND PROCS: one lockbench run under both tracers.
+# case NAME BACKEND PROCS MIN_PCT: one lockbench run under both tracers;
+# at least MIN_PCT of its holds must have been estimated.
 case_run() {
-	local name=$1 backend=$2 procs=$3 exact sampled
+	local name=$1 backend=$2 procs=$3 min_pct=$4 exact sampled
 	"$locktop" record --exact-holds -o "$tmpdir/exact.rec" --interval 1 &
 	exact=$!
 	wait_attached "$exact" || fail "$name: the exact locktop did not attach"
@@ -41,10 +42,12 @@ case_run() {
 	[ "$(sum exact holds_estimated)" = 0 ] ||
 		fail "$name: --exact-holds estimated $(sum exact holds_estimated) holds"
 	# The sampling has to have happened for the comparison to mean
-	# anything: most holds here are uncontended on a quiet CPU.
+	# anything. A hold granted while another task waits for the CPU is
+	# timed in full, so a busy machine leaves fewer estimated: one
+	# process alone is estimated most of the time, two less.
 	est=$(sum sampled holds_estimated)
 	echo "$name: $est of $acq holds estimated"
-	[ "$est" -ge $((acq / 5)) ] ||
+	[ "$est" -ge $((acq * min_pct / 100)) ] ||
 		fail "$name: only $est of $acq holds were estimated"
 	awk -v n="$name" -v s="$(sum sampled hold_ns)" \
 		-v e="$(sum exact hold_ns)" -v lo="$(truth hold_ns)" \
@@ -55,6 +58,6 @@ case_run() {
 		fail "$name: sampled hold time is off"
 }
 
-case_run "fcntl, 1 process" fcntl 1
-case_run "ofd, 2 processes" ofd 2
+case_run "fcntl, 1 process" fcntl 1 20
+case_run "ofd, 2 processes" ofd 2 1
 echo "ok"
