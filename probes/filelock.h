@@ -30,6 +30,7 @@ struct lt_owned {
 	__u32 gen; /* slot_gen when slot was found */
 	__u32 nvcsw; /* the holder's context switches at the grant: */
 	__u32 nivcsw; /* voluntary (it slept) and not (it was preempted) */
+	__u64 steal; /* the CPU's time taken by its hypervisor, at the grant */
 };
 
 /* One slot of the owned map: its pair's key, zero while free. */

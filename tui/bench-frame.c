@@ -62,13 +62,40 @@ struct synth {
 	struct lt_deadlock deadlock;
 };
 
+/* Lock i of the synthetic snapshot. */
+static void make_lock(struct synth *sy, size_t i, uint64_t *st)
+{
+	static const enum lt_kind kinds[] = { LT_KIND_FUTEX, LT_KIND_FCNTL,
+					      LT_KIND_OFD, LT_KIND_FLOCK,
+					      LT_KIND_FUTEX_PI };
+	struct lt_lock *l = &sy->locks[i];
+
+	l->id = i + 1;
+	snprintf(l->name, sizeof(l->name), "/srv/data/table-%zu.tdb+0x%zx",
+		 i % 37, 0x1000 + i * 64);
+	snprintf(l->key, sizeof(l->key), "futex:%.100s", l->name);
+	l->kind = kinds[i % 5];
+	l->address = 0x7f0000000000ULL + i * 64;
+	l->pids = sy->pids;
+	l->n_pids = 1 + i % 8;
+	snprintf(l->comm, sizeof(l->comm), "worker");
+	l->waiters_now = (unsigned int)(i % 3);
+	l->holder = (pid_t)(1000 + i % 8);
+	snprintf(l->holder_comm, sizeof(l->holder_comm), "worker");
+	l->n_waiters = 2;
+	l->waiters[0] = (struct lt_party){ 1000, "worker", 10, 1000 };
+	l->waiters[1] = (struct lt_party){ 1001, "worker", 5, 500 };
+	l->n_holders = 1;
+	l->holders[0] = (struct lt_party){ 1002, "worker", 7, 700 };
+	l->stack = i % 2 ? "worker_loop+0x42\nmain+0x10" : NULL;
+	fill_figures(&l->delta, st, 1);
+	fill_figures(&l->total, st, 100);
+}
+
 static int make_snapshot(struct synth *sy, size_t n_locks)
 {
 	size_t n_procs = 300, n_files = 100, i;
 	uint64_t st = 0x9e3779b97f4a7c15ULL;
-	static const enum lt_kind kinds[] = { LT_KIND_FUTEX, LT_KIND_FCNTL,
-					      LT_KIND_OFD, LT_KIND_FLOCK,
-					      LT_KIND_FUTEX_PI };
 
 	sy->locks = calloc(n_locks ? n_locks : 1, sizeof(*sy->locks));
 	sy->procs = calloc(n_procs, sizeof(*sy->procs));
@@ -78,31 +105,8 @@ static int make_snapshot(struct synth *sy, size_t n_locks)
 		return -ENOMEM;
 	for (i = 0; i < 8; i++)
 		sy->pids[i] = (pid_t)(1000 + i);
-	for (i = 0; i < n_locks; i++) {
-		struct lt_lock *l = &sy->locks[i];
-
-		l->id = i + 1;
-		snprintf(l->name, sizeof(l->name),
-			 "/srv/data/table-%zu.tdb+0x%zx", i % 37,
-			 0x1000 + i * 64);
-		snprintf(l->key, sizeof(l->key), "futex:%.100s", l->name);
-		l->kind = kinds[i % 5];
-		l->address = 0x7f0000000000ULL + i * 64;
-		l->pids = sy->pids;
-		l->n_pids = 1 + i % 8;
-		snprintf(l->comm, sizeof(l->comm), "worker");
-		l->waiters_now = (unsigned int)(i % 3);
-		l->holder = (pid_t)(1000 + i % 8);
-		snprintf(l->holder_comm, sizeof(l->holder_comm), "worker");
-		l->n_waiters = 2;
-		l->waiters[0] = (struct lt_party){ 1000, "worker", 10, 1000 };
-		l->waiters[1] = (struct lt_party){ 1001, "worker", 5, 500 };
-		l->n_holders = 1;
-		l->holders[0] = (struct lt_party){ 1002, "worker", 7, 700 };
-		l->stack = i % 2 ? "worker_loop+0x42\nmain+0x10" : NULL;
-		fill_figures(&l->delta, &st, 1);
-		fill_figures(&l->total, &st, 100);
-	}
+	for (i = 0; i < n_locks; i++)
+		make_lock(sy, i, &st);
 	for (i = 0; i < n_procs; i++) {
 		struct lt_proc *p = &sy->procs[i];
 
