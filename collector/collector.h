@@ -40,6 +40,15 @@ int lt_kind_parse(const char *name);
 /* A kind that the default views rank (not an event wait). */
 bool lt_kind_is_lock(enum lt_kind kind);
 
+/*
+ * Why an event could not be counted: the probes' reasons, in the order
+ * of enum lt_drop (probes/common.h), then the collector's own.
+ */
+#define LT_DROP_REASONS 10
+#define LT_DROP_SLOT_RETURN 9 /* lost while its slot went back */
+/* "locks_full", ...: the name a reason has in JSON and PCP. */
+const char *lt_drop_name(unsigned int reason);
+
 struct lt_figures {
 	uint64_t waits; /* blocking waits that ended */
 	uint64_t wait_ns;
@@ -174,6 +183,9 @@ struct lt_snapshot {
 	double elapsed_s; /* since the collector opened */
 	uint64_t drops_total; /* events that could not be counted */
 	uint64_t drops_delta;
+	/* The same by reason (LT_DROP_REASONS); they add up to the above. */
+	uint64_t drop_total[LT_DROP_REASONS];
+	uint64_t drop_delta[LT_DROP_REASONS];
 	uint64_t events_total; /* probe runs, all probes */
 	uint64_t events_delta;
 	double cpu_percent; /* probes' CPU over the interval, % of a core */
@@ -204,7 +216,9 @@ struct lt_snapshot {
 struct lt_options {
 	const pid_t *pids; /* trace these and their children; none: all */
 	size_t n_pids;
-	unsigned int interval_ms; /* for lt_collector_wait(); 0 means 1000 */
+	/* How often the consumer reads (idle slots wait two reads at
+	 * least before they go back); 0 means 1000. */
+	unsigned int interval_ms;
 	bool stacks; /* record the user stack of contended waits */
 	bool exact_holds; /* time every file lock hold (LT_HOLD_EVERY) */
 	bool verbose; /* route libbpf's debug output to stderr */
@@ -237,13 +251,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 /* Reads the maps now. The result belongs to the collector. */
 int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap);
 
-/*
- * Sleeps until the next interval boundary. Returns 0 at the boundary, or
- * 1 early when fd (if >= 0) becomes readable.
- */
-int lt_collector_wait(struct lt_collector *c, int fd);
-
-/* Changes the interval from the next boundary on. */
+/* Changes lt_options.interval_ms from the next read on. */
 void lt_collector_set_interval(struct lt_collector *c, unsigned int ms);
 
 /* Changes lt_options.retire_s from the next read on. */
@@ -253,7 +261,7 @@ void lt_collector_set_retire(struct lt_collector *c, unsigned int s);
  * Housekeeping between reads, cheap when there is nothing to do: judges
  * the futex call sites the probes met since (which function a wait came
  * from decides whether it is a lock's). Consumers that wait in their own
- * loop call it about every LT_TEND_MS; lt_collector_wait() does.
+ * loop call it about every LT_TEND_MS.
  */
 #define LT_TEND_MS 100
 void lt_collector_tend(struct lt_collector *c);

@@ -12,6 +12,17 @@ static const char *const kind_names[LT_KIND_NR] = {
 	[LT_KIND_SPIN] = "spin",   [LT_KIND_FUTEX_COND] = "futex-cond",
 };
 
+static const char *const drop_names[LT_DROP_REASONS] = {
+	"locks_full", "start_full",  "traced_full", "parties_full",
+	"held_full",  "files_full",  "stacks_full", "procs_full",
+	"race",	      "slot_return",
+};
+
+const char *lt_drop_name(unsigned int reason)
+{
+	return reason < LT_DROP_REASONS ? drop_names[reason] : "?";
+}
+
 const char *lt_kind_name(enum lt_kind kind)
 {
 	if ((unsigned int)kind >= LT_KIND_NR)

@@ -54,8 +54,13 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 	return 0;
 }
 
-/* Makes obj count into the futex object's maps. */
-static int share_maps(struct lt_collector *c, struct bpf_object *obj)
+/*
+ * Makes obj count into the futex object's maps. Every probe object has
+ * them all (common.bpf.h); one missing is a build that went wrong, and
+ * loading on would give the probe maps of its own that no one reads.
+ */
+static int share_maps(struct lt_collector *c, struct bpf_object *obj,
+		      const char *what, char *err, size_t err_len)
 {
 	static const char *const shared[] = { "stat_map",
 					      "parties",
@@ -79,7 +84,7 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 					      "slot_high",
 					      "slot_use" };
 	size_t i;
-	int err;
+	int ret;
 
 	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
 		struct bpf_map *to =
@@ -87,11 +92,21 @@ static int share_maps(struct lt_collector *c, struct bpf_object *obj)
 		struct bpf_map *from =
 			bpf_object__find_map_by_name(c->futex->obj, shared[i]);
 
-		if (!to || !from)
-			continue;
-		err = bpf_map__reuse_fd(to, bpf_map__fd(from));
-		if (err)
-			return err;
+		if (!to || !from) {
+			snprintf(err, err_len,
+				 "the %s probe has no map %s to share with "
+				 "the futex probe: a build of mismatched "
+				 "objects",
+				 what, shared[i]);
+			return -ENOENT;
+		}
+		ret = bpf_map__reuse_fd(to, bpf_map__fd(from));
+		if (ret) {
+			snprintf(err, err_len,
+				 "cannot share map %s with the %s probe: %s",
+				 shared[i], what, strerror(-ret));
+			return ret;
+		}
 	}
 	return 0;
 }
@@ -255,19 +270,22 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = futex_bpf__load(c->futex);
 	if (ret)
 		return load_error(err, err_len, "futex", ret);
-	ret = share_maps(c, c->filelock->obj);
-	if (!ret)
-		ret = filelock_bpf__load(c->filelock);
+	ret = share_maps(c, c->filelock->obj, "file lock", err, err_len);
+	if (ret)
+		return ret;
+	ret = filelock_bpf__load(c->filelock);
 	if (ret)
 		return load_error(err, err_len, "file lock", ret);
-	ret = share_maps(c, c->fileio->obj);
-	if (!ret)
-		ret = fileio_bpf__load(c->fileio);
+	ret = share_maps(c, c->fileio->obj, "pread", err, err_len);
+	if (ret)
+		return ret;
+	ret = fileio_bpf__load(c->fileio);
 	if (ret)
 		return load_error(err, err_len, "pread", ret);
-	ret = share_maps(c, c->reader->obj);
-	if (!ret)
-		ret = reader_bpf__load(c->reader);
+	ret = share_maps(c, c->reader->obj, "map reader", err, err_len);
+	if (ret)
+		return ret;
+	ret = reader_bpf__load(c->reader);
 	if (ret)
 		return load_error(err, err_len, "map reader", ret);
 	return 0;

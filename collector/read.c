@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The read, as a list of steps, and the pacing between reads. */
+/* The read, as a list of steps, and the housekeeping between reads. */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -139,24 +138,30 @@ void read_unmap_out(struct bpf_map *map, const void *p)
 		munmap((void *)p, len);
 }
 
-static uint64_t read_drops(struct lt_collector *c)
+_Static_assert(LT_DROP_NR == LT_DROP_SLOT_RETURN &&
+		       LT_DROP_REASONS == LT_DROP_NR + 1,
+	       "the collector's drop reasons follow the probes'");
+
+/* The probes' drops so far, by reason, into raw; a reason it cannot
+ * read keeps its last figure. */
+static void read_drops(struct lt_collector *c, uint64_t *raw)
 {
 	int fd = bpf_map__fd(c->futex->maps.drops);
-	uint64_t total = 0, *vals;
+	uint64_t *vals;
 	__u32 r;
 	int cpu;
 
 	vals = calloc(c->ncpus, sizeof(*vals));
 	if (!vals)
-		return c->drops_raw;
+		return;
 	for (r = 0; r < LT_DROP_NR; r++) {
 		if (bpf_map_lookup_elem(fd, &r, vals))
 			continue;
+		raw[r] = 0;
 		for (cpu = 0; cpu < c->ncpus; cpu++)
-			total += vals[cpu];
+			raw[r] += vals[cpu];
 	}
 	free(vals);
-	return total;
 }
 
 /* ---- the read ---- */
@@ -276,12 +281,20 @@ static void name_holders(struct lt_collector *c)
 /* The events lost, by the probes and while slots went back. */
 static void count_drops(struct lt_collector *c)
 {
-	uint64_t drops;
+	uint64_t raw[LT_DROP_REASONS];
+	unsigned int r;
 
-	drops = read_drops(c) + c->own_drops;
-	c->snap.drops_delta = diff(drops, c->drops_raw);
+	memcpy(raw, c->drops_raw, sizeof(raw));
+	read_drops(c, raw);
+	raw[LT_DROP_SLOT_RETURN] = c->own_drops;
+	c->snap.drops_delta = 0;
+	for (r = 0; r < LT_DROP_REASONS; r++) {
+		c->snap.drop_delta[r] = diff(raw[r], c->drops_raw[r]);
+		c->snap.drop_total[r] += c->snap.drop_delta[r];
+		c->snap.drops_delta += c->snap.drop_delta[r];
+		c->drops_raw[r] = raw[r];
+	}
 	c->snap.drops_total += c->snap.drops_delta;
-	c->drops_raw = drops;
 }
 
 /* The snapshot's rows and lists, as this read left them. */
@@ -331,25 +344,13 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	return 0;
 }
 
-/* ---- pacing ---- */
+/* ---- between reads ---- */
 
-static void ts_add_ms(struct timespec *ts, unsigned int ms)
-{
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
-/* The reads, and their pacing, start from now. */
+/* The reads start from now. */
 void read_start(struct lt_collector *c)
 {
 	clock_gettime(CLOCK_MONOTONIC, &c->opened);
 	c->last_read = c->opened;
-	c->deadline = c->opened;
-	ts_add_ms(&c->deadline, c->interval_ms);
 }
 
 void lt_collector_tend(struct lt_collector *c)
@@ -361,40 +362,7 @@ void lt_collector_tend(struct lt_collector *c)
 		stacks_resolve(c);
 }
 
-int lt_collector_wait(struct lt_collector *c, int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	struct timespec now;
-	double left;
-	int ret;
-
-	/* c->deadline is the next boundary; an early return keeps it. */
-	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = ts_diff(&c->deadline, &now);
-		if (left <= 0) {
-			/* Fell behind: keep the cadence from now. */
-			if (left < -(double)c->interval_ms / 1000)
-				c->deadline = now;
-			ts_add_ms(&c->deadline, c->interval_ms);
-			return 0;
-		}
-		/* New call sites are judged within a tenth of a second, so
-		 * that few of their waits go by value alone. */
-		ret = poll(&pfd, fd >= 0 ? 1 : 0,
-			   left * 1000 > LT_TEND_MS ? LT_TEND_MS :
-						      (int)(left * 1000) + 1);
-		if (ret > 0)
-			return 1;
-		if (ret < 0 && errno != EINTR)
-			return -errno;
-		lt_collector_tend(c);
-	}
-}
-
 void lt_collector_set_interval(struct lt_collector *c, unsigned int ms)
 {
 	c->interval_ms = ms ? ms : 1000;
-	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-	ts_add_ms(&c->deadline, c->interval_ms);
 }

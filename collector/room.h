@@ -9,7 +9,7 @@
  * deltas. It is one object, struct lt_collector, in files by concept:
  *
  *   life.c      load, attach and close
- *   read.c      the read, step by step, and the pacing between reads
+ *   read.c      the read, step by step, and the housekeeping between reads
  *   locks.c     locks: their rows, figures and names
  *   parties.c   each lock's holders and waiters, and the processes
  *   sites.c     which waits are locks: the call sites
@@ -163,7 +163,7 @@ struct lt_collector {
 	uint64_t win_closed; /* when the last one closed */
 	int ncpus;
 	unsigned int interval_ms;
-	struct timespec opened, last_read, deadline;
+	struct timespec opened, last_read;
 
 	struct lt_lock *locks;
 	struct lock_state *lstate;
@@ -221,7 +221,7 @@ struct lt_collector {
 	size_t n_deadlocks, cap_deadlocks;
 
 	struct lt_probe_cost probes[PROBE_NR];
-	uint64_t drops_raw;
+	uint64_t drops_raw[LT_DROP_REASONS]; /* as last read, by reason */
 	struct lt_snapshot snap;
 
 	void *keybuf, *valbuf; /* batch read buffers */

@@ -331,6 +331,11 @@ static int fetch_probe(unsigned int item, unsigned int inst, pmAtomValue *atom)
 	case PR_DROPS:
 		atom->ull = s->drops_total;
 		break;
+	case PR_DROP_REASONS:
+		if (inst >= LT_DROP_REASONS)
+			return PM_ERR_INST;
+		atom->ull = s->drop_total[inst];
+		break;
 	case PR_NS_PER_EVENT:
 		for (i = 0; i < s->n_probes; i++) {
 			cnt += s->probes[i].delta_cnt;

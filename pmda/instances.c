@@ -8,6 +8,7 @@
 
 static pmdaInstid kind_insts[LT_KIND_NR];
 static pmdaInstid hist_insts[LT_HIST_BUCKETS];
+static pmdaInstid drop_insts[LT_DROP_REASONS];
 static char hist_names[LT_HIST_BUCKETS][48];
 
 pmdaIndom indomtab[N_INDOMS] = {
@@ -17,6 +18,7 @@ pmdaIndom indomtab[N_INDOMS] = {
 	[FILE_INDOM] = { FILE_INDOM, 0, NULL },
 	[PROBE_INDOM] = { PROBE_INDOM, 0, NULL },
 	[HIST_INDOM] = { HIST_INDOM, LT_HIST_BUCKETS, hist_insts },
+	[DROP_INDOM] = { DROP_INDOM, LT_DROP_REASONS, drop_insts },
 };
 
 void init_indoms(void)
@@ -31,6 +33,10 @@ void init_indoms(void)
 		ltpm_bucket_name(i, hist_names[i], sizeof(hist_names[i]));
 		hist_insts[i].i_inst = i;
 		hist_insts[i].i_name = hist_names[i];
+	}
+	for (i = 0; i < LT_DROP_REASONS; i++) {
+		drop_insts[i].i_inst = i;
+		drop_insts[i].i_name = (char *)lt_drop_name(i);
 	}
 }
 

@@ -18,4 +18,13 @@ echo "locks $locks, waits $seen, drops $drops"
 # Every wait is either counted or dropped (a dropped wait may also lose
 # its party entry, counted as a drop too).
 [ $((seen + drops)) -ge "$n" ] || fail "waits went missing: $seen + $drops < $n"
+# The drops keep their reasons: the per-lock map's, and they add up.
+reasons=$(jq -c .drop_reasons <<<"$final")
+echo "drop reasons: $reasons"
+[ "$(jq '[.[]] | add' <<<"$reasons")" = "$drops" ] ||
+	fail "the drop reasons do not add up to $drops: $reasons"
+[ "$(jq .locks_full <<<"$reasons")" -gt 0 ] ||
+	fail "a full lock map counted no locks_full drop: $reasons"
+[ "$(jq 'keys | length' <<<"$reasons")" = 10 ] ||
+	fail "not every drop reason is named: $reasons"
 echo PASS

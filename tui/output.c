@@ -87,6 +87,19 @@ static json_object *parties_json(const struct lt_party *p, size_t n)
 	return a;
 }
 
+/* The drops by reason, every reason named, 0 or not. */
+static json_object *drops_json(const struct lt_snapshot *s, bool totals)
+{
+	json_object *o = json_object_new_object();
+	unsigned int r;
+
+	for (r = 0; r < LT_DROP_REASONS; r++)
+		json_object_object_add(o, lt_drop_name(r),
+				       j_u64(totals ? s->drop_total[r] :
+						      s->drop_delta[r]));
+	return o;
+}
+
 static json_object *lock_json(const struct row *r)
 {
 	const struct lt_lock *l = r->lock;
@@ -353,6 +366,7 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	json_object_object_add(root, "drops",
 			       json_object_new_uint64(totals ? s->drops_total :
 							       s->drops_delta));
+	json_object_object_add(root, "drop_reasons", drops_json(s, totals));
 	json_object_object_add(root, "locks", locks);
 	json_object_object_add(root, "lock_entries", j_u64(s->lock_entries));
 	json_object_object_add(root, "lock_rows", j_u64(s->n_locks));

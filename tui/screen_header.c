@@ -196,6 +196,23 @@ static void meter_alerts(struct screen *sc, int cols)
 	}
 }
 
+/* "drops N", and while there are some, the reason of most of them. */
+static void drop_label(const struct lt_snapshot *s, bool cumulative,
+		       uint64_t drops, char *buf, size_t len)
+{
+	const uint64_t *by = cumulative ? s->drop_total : s->drop_delta;
+	unsigned int r, top = 0;
+
+	for (r = 1; r < LT_DROP_REASONS; r++)
+		if (by[r] > by[top])
+			top = r;
+	if (drops && by[top])
+		snprintf(buf, len, "drops %" PRIu64 " (%s)", drops,
+			 lt_drop_name(top));
+	else
+		snprintf(buf, len, "drops %" PRIu64, drops);
+}
+
 /* Wait: the traced threads' share of time blocked on locks, and drops. */
 static void meter_wait(struct screen *sc, int y, int cols,
 		       const struct totals *t)
@@ -213,7 +230,7 @@ static void meter_wait(struct screen *sc, int y, int cols,
 	label(sc, y, 0, "Wait");
 	snprintf(line, sizeof(line), " of %zu thr %zu proc, %.2f blocked",
 		 t->threads, t->procs, blocked);
-	snprintf(a, sizeof(a), "drops %" PRIu64, drops);
+	drop_label(s, sc->cx.cumulative, drops, a, sizeof(a));
 	meter_w = cols - 5 - (int)strlen(line) - (int)strlen(a) - 2;
 	if (meter_w > 40)
 		meter_w = 40;

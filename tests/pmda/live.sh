@@ -45,6 +45,11 @@ pminfo -d locktop.lock.wait.time | grep -q 'Semantics: counter' ||
 	fail "lock.wait.time is not a counter"
 pminfo -d locktop.lock.wait.time | grep -q 'Units: nanosec' ||
 	fail "lock.wait.time is not in nanoseconds"
+# Drops keep their reasons: one instance each, named as in the JSON.
+n=$(pmprobe locktop.probe.drop_reasons | awk '{ print $2 }')
+[ "$n" = 10 ] || fail "locktop.probe.drop_reasons has $n instances, not 10"
+pminfo -f locktop.probe.drop_reasons | grep -q '"locks_full"\] value' ||
+	fail "no locks_full instance of locktop.probe.drop_reasons"
 
 # Wait until lockbench's locks are among the instances.
 for i in $(seq 20); do
