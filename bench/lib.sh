@@ -18,13 +18,18 @@ all_tracers() {
 	fi
 }
 
-# Waits (10 s at most) until a loaded BPF program's name matches the
-# extended regex $1: a tracer started in the background is then in.
+# Waits (30 s at most) until a BPF program whose name matches the
+# extended regex $1 is attached (bpftool perf lists its tracepoint): a
+# tracer started in the background is then in. Loaded is not enough:
+# locktop loads every object before it attaches any, which takes seconds.
 wait_progs() {
-	local _
-	for _ in $(seq 100); do
-		bpftool prog show -j 2>/dev/null | jq -e --arg n "$1" \
-			'any(.[]; (.name // "") | test($n))' >/dev/null && return 0
+	local _ ids
+	for _ in $(seq 300); do
+		ids=$(bpftool prog show -j 2>/dev/null | jq -c --arg n "$1" \
+			'[.[] | select((.name // "") | test($n)) | .id]')
+		bpftool perf list -j 2>/dev/null | jq -e --argjson ids "$ids" \
+			'any(.[]; .prog_id as $p | $ids | index($p))' \
+			>/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
@@ -57,7 +62,7 @@ start_tracer() {
 	esac
 	tracer=$!
 	case $1 in
-	locktop) re='^lt_futex_enter$' ;;
+	locktop) re='^lt_pwritev2_x$' ;; # its last object, attached last
 	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
 	*) re='^floor_exit$' ;;
 	esac

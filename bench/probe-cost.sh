@@ -86,7 +86,11 @@ start() {	# tracer backend
 	bpftrace) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	esac
 	tracer=$!
-	wait_progs "$(ours "$1")"
+	if [ "$1" = locktop ]; then
+		wait_progs '^lt_pwritev2_x$' # its last object, attached last
+	else
+		wait_progs "$(ours "$1")"
+	fi
 	sleep 1
 }
 

@@ -93,9 +93,11 @@ static __always_inline __u64 cpu_steal(struct task_struct *task)
 {
 	struct rq *rq = task->se.cfs_rq->rq;
 
+	/* A load through the task's pointers, not a probe read: this is
+	 * on every uncontended lock and unlock. */
 	if (!bpf_core_field_exists(rq->prev_steal_time_rq))
 		return 0;
-	return BPF_CORE_READ(rq, prev_steal_time_rq);
+	return rq->prev_steal_time_rq;
 }
 
 /*
