@@ -11,8 +11,10 @@ require_bpf
 cpus=$(nproc)
 "$locktop" --batch --json --delay 0.5 --iterations 14 --output "$tmpdir/lt.json" &
 lt=$!
-# Idle past the first window (a second at most), then busy.
-sleep 3.5
+# Idle past the first window (a second at most, from the attach; loading
+# and verifying the probes before it takes seconds), then busy.
+wait_attached "$lt" || fail "locktop did not attach"
+sleep 1.5
 "$lockbench" --lock mutex -n 8 -l 200000 -H 4 --path "$tmpdir/t.tdb" \
 	>/dev/null || fail "lockbench failed"
 wait "$lt" || fail "locktop failed"
