@@ -146,17 +146,7 @@ int files_read(struct lt_collector *c)
 		return -errno;
 	if (high > LT_MAX_FILES)
 		high = LT_MAX_FILES;
-	if (c->keybuf_len < BATCH * sizeof(__u32)) {
-		free(c->keybuf);
-		c->keybuf = malloc(BATCH * sizeof(__u32));
-		c->keybuf_len = c->keybuf ? BATCH * sizeof(__u32) : 0;
-	}
-	if (c->valbuf_len < BATCH * vsz) {
-		free(c->valbuf);
-		c->valbuf = malloc(BATCH * vsz);
-		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
-	}
-	if (!c->keybuf || !c->valbuf)
+	if (read_batch_bufs(c, sizeof(__u32), vsz))
 		return -ENOMEM;
 	/* An array's batch goes on after the last key it gave. */
 	while (done < high) {

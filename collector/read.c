@@ -39,6 +39,22 @@ static void swap_lists(size_t **a, size_t *na, size_t *capa, size_t **b,
 
 /* ---- reading maps ---- */
 
+/* The batch buffers, grown to hold BATCH keys and values of these sizes. */
+int read_batch_bufs(struct lt_collector *c, size_t key_size, size_t vsz)
+{
+	if (c->keybuf_len < BATCH * key_size) {
+		free(c->keybuf);
+		c->keybuf = malloc(BATCH * key_size);
+		c->keybuf_len = c->keybuf ? BATCH * key_size : 0;
+	}
+	if (c->valbuf_len < BATCH * vsz) {
+		free(c->valbuf);
+		c->valbuf = malloc(BATCH * vsz);
+		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
+	}
+	return c->keybuf && c->valbuf ? 0 : -ENOMEM;
+}
+
 /*
  * Reads every entry of a map in batches, calling fn with each key and
  * its value (all CPUs' values in a row for per-CPU maps).
@@ -56,17 +72,7 @@ int read_each_entry(struct lt_collector *c, int fd, size_t key_size,
 	__u32 count, k;
 	int err;
 
-	if (c->keybuf_len < BATCH * key_size) {
-		free(c->keybuf);
-		c->keybuf = malloc(BATCH * key_size);
-		c->keybuf_len = c->keybuf ? BATCH * key_size : 0;
-	}
-	if (c->valbuf_len < BATCH * vsz) {
-		free(c->valbuf);
-		c->valbuf = malloc(BATCH * vsz);
-		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
-	}
-	if (!c->keybuf || !c->valbuf)
+	if (read_batch_bufs(c, key_size, vsz))
 		return -ENOMEM;
 	if (seen)
 		*seen = 0;

@@ -281,6 +281,7 @@ static inline int push_index(size_t **list, size_t *n, size_t *cap, size_t i)
 }
 
 /* read.c: the maps read, in batches or through a reader. */
+int read_batch_bufs(struct lt_collector *c, size_t key_size, size_t vsz);
 int read_each_entry(struct lt_collector *c, int fd, size_t key_size,
 		    size_t value_size, bool percpu,
 		    int (*fn)(struct lt_collector *c, const void *key,
