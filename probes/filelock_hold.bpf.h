@@ -117,8 +117,9 @@ static __always_inline void count_hold(struct lt_lock_stat *st,
 	bool preempted = own && (__u32)task->nivcsw != r->nivcsw;
 	__u64 d, stolen = 0;
 
-	/* Never switched out, it never left the grant's CPU. */
-	if (own && !slept && !preempted)
+	/* Never switched out, it never left the grant's CPU. Only an
+	 * untimed hold or a sample needs it. */
+	if ((!r->ts || r->sampled) && own && !slept && !preempted)
 		stolen = cpu_steal(task) - r->steal;
 	if (slept)
 		st->hold_slept++;
@@ -380,11 +381,14 @@ static __always_inline void hold(struct lt_thread *th, struct task_struct *task,
 	ol->r[n].start = lock->start;
 	ol->r[n].end = lock->end;
 	ol->r[n].ts = now;
-	ol->r[n].run_delay = task->sched_info.run_delay;
+	/* What an untimed hold or a sample is judged by at its end. */
+	if (!now || sample) {
+		ol->r[n].run_delay = task->sched_info.run_delay;
+		ol->r[n].steal = cpu_steal(task);
+	}
 	ol->r[n].tid = task->pid;
 	ol->r[n].nvcsw = (__u32)task->nvcsw;
 	ol->r[n].nivcsw = (__u32)task->nivcsw;
-	ol->r[n].steal = cpu_steal(task);
 	ol->r[n].kind = (__u16)lock->kind;
 	ol->r[n].folded = LT_KEY_FOLDED(fig);
 	ol->r[n].sampled = sample;
