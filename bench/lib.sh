@@ -18,22 +18,7 @@ all_tracers() {
 	fi
 }
 
-# Waits (30 s at most) until a BPF program whose name matches the
-# extended regex $1 is attached (bpftool perf lists its tracepoint): a
-# tracer started in the background is then in. Loaded is not enough:
-# locktop loads every object before it attaches any, which takes seconds.
-wait_progs() {
-	local _ ids
-	for _ in $(seq 300); do
-		ids=$(bpftool prog show -j 2>/dev/null | jq -c --arg n "$1" \
-			'[.[] | select((.name // "") | test($n)) | .id]')
-		bpftool perf list -j 2>/dev/null | jq -e --argjson ids "$ids" \
-			'any(.[]; .prog_id as $p | $ids | index($p))' \
-			>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/attach.sh"
 
 # Stops the background tracer whose pid is in $tracer: SIGINT, again
 # every 2 s (a tracer still setting up may lose one), SIGKILL after 10 s.

@@ -36,6 +36,8 @@ within() {
 jq_hex='ltrimstr("0x") | explode | reduce .[] as $c
 	(0; . * 16 + if $c >= 97 then $c - 87 else $c - 48 end)'
 
+. "$(dirname "${BASH_SOURCE[0]}")/attach.sh"
+
 # Names of the locktop programs currently loaded in the kernel.
 our_progs() {
 	/usr/sbin/bpftool prog list 2>/dev/null |

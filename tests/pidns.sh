@@ -120,15 +120,23 @@ echo "deeper: lockbench's workers $(jq -c .pids "$tmpdir/deep-lb.json") there, $
 	--path "$tmpdir/outer.tdb" >/dev/null &
 outer=$!
 trap 'kill "$outer" 2>/dev/null || true; rm -rf "$tmpdir"' EXIT
+# The inner lockbench starts once locktop's probes are attached, which
+# takes seconds (more under the sanitizers): started together, it could
+# be done before locktop saw it.
 cat >"$tmpdir/all.sh" <<'EOF'
 locktop=$1 lockbench=$2 dir=$3
+. "$4"
+"$locktop" --batch --json --delay 0.5 -n 4 --output "$dir/all.json" &
+lt=$!
+wait_progs '^lt_pwritev2_x$' || { kill "$lt"; exit 1; }
 "$lockbench" --lock fcntl -n 2 -l 8000 -H 2 --think-us 500 \
 	--path "$dir/inner.tdb" --json >"$dir/all-lb.json" &
 wl=$!
-"$locktop" --batch --json --delay 0.5 -n 3 --output "$dir/all.json" || exit 1
+wait "$lt" || exit 1
 wait "$wl"
 EOF
-ns bash "$tmpdir/all.sh" "$locktop" "$lockbench" "$tmpdir" ||
+ns bash "$tmpdir/all.sh" "$locktop" "$lockbench" "$tmpdir" \
+	"$(dirname "$0")/attach.sh" ||
 	fail "locktop without a filter in a PID namespace failed"
 kill -0 "$outer" 2>/dev/null || fail "the outer lockbench ended too soon to judge"
 kill "$outer"
