@@ -139,16 +139,28 @@ enum lt_drop_reason {
  * which gives a true per-interval maximum without resetting anything.
  */
 struct lt_lock_stat {
+	/* What a file lock's grant and release touch, together at the head:
+	 * the figures are cold in a store that meets thousands of ranges. */
+	__u64 touched; /* the epoch of the last event that changed it */
+	__u64 acquires; /* granted lock calls (file locks) */
+	__u64 hold_ns;
+	__u64 max_hold_ns;
+	__u64 hold_slept; /* holds whose holder slept: all timed after */
+	__u64 hold_skipped; /* holds not timed (see LT_HOLD_EVERY) */
+	/* Bit b: slot b of the histogram has counted, here or on another
+	 * CPU (the reader ORs them). Readers look at these slots alone. */
+	__u64 hold_used;
+	__u64 hist_used;
 	__u64 waits; /* blocking waits that ended */
 	__u64 wait_ns;
 	__u64 max_ns;
 	__u64 max_epoch;
 	__u64 max_total_ns;
 	__u64 contended; /* acquisitions that waited (episodes) */
-	__u64 acquires; /* granted lock calls (file locks) */
+	__u64 last_holder; /* TID (or pid) of the latest known holder */
 	__u64 trylock_failures;
-	__u64 hold_ns;
-	__u64 max_hold_ns;
+	__u64 hold_samples; /* holds timed as samples, ended */
+	__u64 hold_sample_ns; /* their time, also in hold_ns */
 	__u64 wakes;
 	__u64 timeouts;
 	__u64 interrupted;
@@ -156,17 +168,7 @@ struct lt_lock_stat {
 	__u64 owner_died;
 	__u64 deadlocks; /* EDEADLK: the kernel refused a cycle */
 	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
-	__u64 last_holder; /* TID (or pid) of the latest known holder */
-	__u64 touched; /* the epoch of the last event that changed it */
 	__u64 owner_named; /* futex waits whose word named the holder */
-	__u64 hold_skipped; /* holds not timed (see LT_HOLD_EVERY) */
-	__u64 hold_samples; /* holds timed as samples, ended */
-	__u64 hold_sample_ns; /* their time, also in hold_ns */
-	__u64 hold_slept; /* holds whose holder slept: all timed after */
-	/* Bit b: slot b of the histogram has counted, here or on another
-	 * CPU (the reader ORs them). Readers look at these slots alone. */
-	__u64 hist_used;
-	__u64 hold_used;
 	/* Wrapping counters: the collector diffs them modulo 2^32. */
 	__u32 hist[LT_HIST_SLOTS];
 	__u32 hold_hist[LT_HIST_SLOTS];
