@@ -133,8 +133,9 @@ struct edge {
 	uint64_t lock;
 };
 
-/* What a slot holds: a lock's figures, a party's or a file's. */
-enum slot_kind { SLOT_LOCK, SLOT_PARTY, SLOT_FILE };
+/* What a slot holds: a lock's figures, a party's or a file's; each kind
+ * is a row of reclaim.c's table of slot kinds. */
+enum slot_kind { SLOT_LOCK, SLOT_PARTY, SLOT_FILE, SLOT_KIND_NR };
 
 /* A slot chosen to go back, and the row of its lock, party or file. */
 struct idle_entry {
@@ -321,9 +322,8 @@ void exits_forget(struct lt_collector *c);
 
 /* reclaim.c: slots given back. */
 int reclaim_fill_slots(struct lt_collector *c);
-int reclaim_free_slot(struct lt_collector *c, struct bpf_map *names,
-		      struct bpf_map *values, struct bpf_map *free,
-		      const void *key, size_t value_size);
+int reclaim_free_slot(struct lt_collector *c, enum slot_kind kind,
+		      const void *key);
 void reclaim_publish(struct lt_collector *c);
 void reclaim_slots(struct lt_collector *c);
 
