@@ -128,11 +128,6 @@ struct tid_entry {
 	__u32 tgid;
 };
 
-struct edge {
-	pid_t waiter, holder;
-	uint64_t lock;
-};
-
 /* What a slot holds: a lock's figures, a party's or a file's; each kind
  * is a row of reclaim.c's table of slot kinds. */
 enum slot_kind { SLOT_LOCK, SLOT_PARTY, SLOT_FILE, SLOT_KIND_NR };
@@ -216,7 +211,7 @@ struct lt_collector {
 	size_t n_tids, cap_tids;
 	struct lt_index tid_ix;
 
-	struct edge *edges;
+	struct lt_wait_edge *edges; /* the wait-for graph of this read */
 	size_t n_edges, cap_edges;
 	struct lt_deadlock *deadlocks;
 	size_t n_deadlocks, cap_deadlocks;
