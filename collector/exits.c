@@ -149,11 +149,7 @@ static void forget_processes(struct lt_collector *c)
 
 		if (!exits_private_gone(c, k))
 			continue;
-		if (!reclaim_free_slot(c, c->futex->maps.lock_slots,
-				       c->futex->maps.stat_map,
-				       c->futex->maps.free_slots, k,
-				       sizeof(struct lt_lock_stat)) &&
-		    c->snap.lock_entries)
+		if (!reclaim_free_slot(c, SLOT_LOCK, k) && c->snap.lock_entries)
 			c->snap.lock_entries--; /* in use after this read */
 		c->lstate[i].slot = -1;
 		bpf_map_delete_elem(wfd, k);
@@ -228,10 +224,7 @@ void exits_forget(struct lt_collector *c)
 					       pk->tgid) ||
 			       exits_private_gone(c, &pk->lock);
 		if (gone) {
-			reclaim_free_slot(c, c->futex->maps.party_slots,
-					  c->futex->maps.parties,
-					  c->futex->maps.free_party_slots, pk,
-					  sizeof(struct lt_party_stat));
+			reclaim_free_slot(c, SLOT_PARTY, pk);
 			/* The same key again is a new party: a reused TID
 			 * may belong to another process. */
 			c->party[i].count = c->party[i].ns = 0;

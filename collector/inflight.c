@@ -54,66 +54,98 @@ static int merge_inflight(struct lt_collector *c, const void *rec)
 	return 0;
 }
 
-static const struct edge *edge_from(const struct lt_collector *c, pid_t w,
-				    size_t skip)
+/* The first edge waiter w waits by, or NULL. */
+static const struct lt_wait_edge *edge_from(const struct lt_wait_edge *edges,
+					    size_t n, pid_t w)
 {
 	size_t i;
 
-	for (i = 0; i < c->n_edges; i++)
-		if (c->edges[i].waiter == w && !skip--)
-			return &c->edges[i];
+	for (i = 0; i < n; i++)
+		if (edges[i].waiter == w)
+			return &edges[i];
 	return NULL;
 }
 
-static bool cycle_known(const struct lt_collector *c, pid_t lowest)
+/* Whether pid is a member of one of the n deadlocks in found. */
+static bool cycle_known(const struct lt_deadlock *found, size_t n, pid_t pid)
 {
 	size_t i, j;
 
-	for (i = 0; i < c->n_deadlocks; i++)
-		for (j = 0; j < c->deadlocks[i].n; j++)
-			if (c->deadlocks[i].pids[j] == lowest)
+	for (i = 0; i < n; i++)
+		for (j = 0; j < found[i].n; j++)
+			if (found[i].pids[j] == pid)
 				return true;
 	return false;
 }
 
 /*
- * Follows waiter -> holder from each waiter; returning to the start is a
- * deadlock. Each process waits on few locks, so a walk that takes each
- * process's first edge finds the cycles that matter.
+ * The walk from edge e: true when it returns to its start with two
+ * members or more, which d then holds; *lowest is its lowest PID.
  */
-static void find_cycles(struct lt_collector *c)
+static bool walk(const struct lt_wait_edge *edges, size_t n,
+		 const struct lt_wait_edge *e, struct lt_deadlock *d,
+		 pid_t *lowest)
+{
+	pid_t start = e->waiter, at = start;
+	size_t k;
+
+	memset(d, 0, sizeof(*d));
+	*lowest = start;
+	for (k = 0; k < LT_CYCLE_MAX; k++) {
+		d->pids[d->n] = at;
+		d->locks[d->n] = e->lock;
+		d->n++;
+		if (at < *lowest)
+			*lowest = at;
+		at = e->holder;
+		if (at == start || at <= 0)
+			break;
+		e = edge_from(edges, n, at);
+		if (!e)
+			break;
+	}
+	return at == start && d->n >= 2;
+}
+
+/*
+ * Each process waits on few locks, so walks that take each process's
+ * first edge find the cycles that matter.
+ */
+size_t lt_find_cycles(const struct lt_wait_edge *edges, size_t n,
+		      struct lt_deadlock *out, size_t max)
 {
 	struct lt_deadlock d;
-	size_t i, k;
+	size_t i, found = 0;
+	pid_t lowest;
 
-	c->n_deadlocks = 0;
-	for (i = 0; i < c->n_edges; i++) {
-		pid_t start = c->edges[i].waiter, at = start, lowest = start;
-		const struct edge *e = &c->edges[i];
-
-		memset(&d, 0, sizeof(d));
-		for (k = 0; k < LT_CYCLE_MAX; k++) {
-			d.pids[d.n] = at;
-			d.locks[d.n] = e->lock;
-			d.n++;
-			if (at < lowest)
-				lowest = at;
-			at = e->holder;
-			if (at == start || at <= 0)
-				break;
-			e = edge_from(c, at, 0);
-			if (!e)
-				break;
-		}
-		if (at != start || d.n < 2 || cycle_known(c, lowest))
+	for (i = 0; i < n; i++) {
+		if (!walk(edges, n, &edges[i], &d, &lowest) ||
+		    cycle_known(out, found, lowest))
 			continue;
-		if (lt_grow((void **)&c->deadlocks, &c->cap_deadlocks,
-			    c->n_deadlocks + 1, sizeof(*c->deadlocks)))
-			return;
-		for (k = 0; k < d.n; k++)
-			locks_read_comm(c, d.pids[k], d.comms[k]);
-		c->deadlocks[c->n_deadlocks++] = d;
+		if (found == max)
+			return max + 1;
+		out[found++] = d;
 	}
+	return found;
+}
+
+/* The deadlocks among this read's waits, their members named. */
+static void find_deadlocks(struct lt_collector *c)
+{
+	size_t n, i, k;
+
+	n = lt_find_cycles(c->edges, c->n_edges, c->deadlocks,
+			   c->cap_deadlocks);
+	while (n > c->cap_deadlocks &&
+	       !lt_grow((void **)&c->deadlocks, &c->cap_deadlocks, n,
+			sizeof(*c->deadlocks)))
+		n = lt_find_cycles(c->edges, c->n_edges, c->deadlocks,
+				   c->cap_deadlocks);
+	c->n_deadlocks = n > c->cap_deadlocks ? c->cap_deadlocks : n;
+	for (i = 0; i < c->n_deadlocks; i++)
+		for (k = 0; k < c->deadlocks[i].n; k++)
+			locks_read_comm(c, c->deadlocks[i].pids[k],
+					c->deadlocks[i].comms[k]);
 }
 
 int inflight_read(struct lt_collector *c)
@@ -132,6 +164,6 @@ int inflight_read(struct lt_collector *c)
 			      merge_inflight);
 	if (err)
 		return err;
-	find_cycles(c);
+	find_deadlocks(c);
 	return 0;
 }

@@ -85,6 +85,28 @@ uint32_t *lt_index_table(size_t n, size_t *size);
 void lt_index_refill(struct lt_index *ix, uint32_t *table, size_t size,
 		     size_t n, const void *base);
 
+/* A wait in flight long enough to be part of a deadlock: the process
+ * that waits -> the one that holds the lock (0 or less: not known). */
+struct lt_wait_edge {
+	pid_t waiter, holder;
+	uint64_t lock; /* lt_lock.id waited on */
+};
+
+struct lt_deadlock;
+
+/*
+ * The deadlocks in a wait-for graph of n edges. From each edge in turn,
+ * a walk takes its waiter, then each holder met by the first edge that
+ * holder waits by, LT_CYCLE_MAX members at most; a walk of two members
+ * or more that returns to its start is a deadlock, unless its lowest PID
+ * is in one found before. Each is written to out (its members' PIDs and
+ * the lock each waits on; comms left empty), max at most. Returns how
+ * many were written, or max + 1 when one more was found that did not
+ * fit: the same call with room for more writes the same ones first.
+ */
+size_t lt_find_cycles(const struct lt_wait_edge *edges, size_t n,
+		      struct lt_deadlock *out, size_t max);
+
 /* Grows a zero-filled array to hold need elements. */
 int lt_grow(void **array, size_t *cap, size_t need, size_t elem);
 /* Gives back most of an array that holds far fewer than it could. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Idle slots of the kernel's maps, given back. */
+/* Idle slots of the kernel's maps, given back: one table of slot kinds. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,21 +17,238 @@
 	(sizeof(struct lt_lock_stat) + sizeof(struct lt_party_stat) + \
 	 sizeof(struct lt_file_stat))
 
-/* Zeroes a slot no name leads to and queues it as free again. */
-static int queue_slot(struct lt_collector *c, struct bpf_map *values,
-		      struct bpf_map *free, __u32 slot, size_t value_size)
+/*
+ * Where the slots of one kind are now: the kernel's maps (names: key ->
+ * slot; values: the figures by slot; free: the queue of free slots) and
+ * the collector's rows that hold them.
+ */
+struct slot_place {
+	struct bpf_map *names, *values, *free;
+	void *states; /* the rows' states */
+	size_t n; /* how many */
+	ssize_t *row_of; /* the row of each slot, or -1 */
+	uint64_t used; /* slots in use, as last counted */
+};
+
+/*
+ * A kind of slot. Its rows' states keep their key, their slot (or -1)
+ * and when their figures last moved at the offsets given; what else a
+ * row does with its slot is the kind's own functions'. A new kind is a
+ * new row of kinds[] (and of enum slot_kind).
+ */
+struct slot_kind_ops {
+	size_t max; /* slots in the kernel's map */
+	size_t value_size; /* of one CPU's value */
+	enum lt_high high; /* where the slots it gives back count */
+	size_t state_size, key_at, slot_at, moved_at; /* in a row's state */
+	struct slot_place (*place)(struct lt_collector *c);
+	/* What every event adds to: one CPU's value summed, and the same
+	 * of a row as last read. */
+	uint64_t (*mass)(const void *value);
+	uint64_t (*read_mass)(const struct lt_collector *c, size_t row);
+	/* Whether a row's idle slot is not chosen (NULL: any may be). */
+	bool (*kept)(const struct lt_collector *c, size_t row);
+	/* Whether a row's chosen slot stays after all (NULL: none). */
+	bool (*busy)(const struct lt_collector *c, size_t row);
+	/* The row's slot went back: it counts from zero against its next. */
+	void (*forget)(struct lt_collector *c, size_t row);
+};
+
+/* What every event adds to: a lock's figures that only grow, summed. */
+static uint64_t stat_mass(const struct lt_lock_stat *v)
 {
-	memset(c->zero_values, 0, (size_t)c->ncpus * value_size);
-	if (bpf_map_update_elem(bpf_map__fd(values), &slot, c->zero_values,
+	return v->waits + v->wait_ns + v->contended + v->acquires +
+	       v->trylock_failures + v->hold_ns + v->wakes + v->timeouts +
+	       v->interrupted + v->value_changed + v->owner_died +
+	       v->deadlocks + v->io_under_lock_ns;
+}
+
+static struct slot_place lock_place(struct lt_collector *c)
+{
+	return (struct slot_place){ .names = c->futex->maps.lock_slots,
+				    .values = c->futex->maps.stat_map,
+				    .free = c->futex->maps.free_slots,
+				    .states = c->lstate,
+				    .n = c->n_locks,
+				    .row_of = c->slot_row,
+				    .used = c->snap.lock_entries };
+}
+
+static uint64_t lock_mass(const void *value)
+{
+	return stat_mass(value);
+}
+
+static uint64_t lock_read_mass(const struct lt_collector *c, size_t row)
+{
+	return stat_mass(&c->lstate[row].raw);
+}
+
+/* A lock waited on now, or no process can reach, keeps its slot. */
+static bool lock_kept(const struct lt_collector *c, size_t row)
+{
+	return c->lstate[row].waited || c->lstate[row].dead_at;
+}
+
+static bool lock_busy(const struct lt_collector *c, size_t row)
+{
+	return c->lstate[row].waited;
+}
+
+/* Its holder stays named; its name for the futex goes with the slot. */
+static void lock_forget(struct lt_collector *c, size_t row)
+{
+	struct lock_state *s = &c->lstate[row];
+	__u64 holder = s->raw.last_holder;
+
+	memset(&s->raw, 0, sizeof(s->raw));
+	s->raw.last_holder = holder;
+	bpf_map_delete_elem(bpf_map__fd(c->futex->maps.wheres), &s->key);
+	if (c->snap.lock_entries)
+		c->snap.lock_entries--;
+}
+
+static struct slot_place party_place(struct lt_collector *c)
+{
+	return (struct slot_place){ .names = c->futex->maps.party_slots,
+				    .values = c->futex->maps.parties,
+				    .free = c->futex->maps.free_party_slots,
+				    .states = c->party,
+				    .n = c->n_party,
+				    .row_of = c->party_row,
+				    .used = c->snap.party_entries };
+}
+
+static uint64_t party_mass(const void *value)
+{
+	const struct lt_party_stat *v = value;
+
+	return v->count + v->ns;
+}
+
+static uint64_t party_read_mass(const struct lt_collector *c, size_t row)
+{
+	return c->party[row].count + c->party[row].ns;
+}
+
+/* A party not linked to its rows is exits_forget()'s to let go. */
+static bool party_kept(const struct lt_collector *c, size_t row)
+{
+	return !c->party[row].linked;
+}
+
+static void party_forget(struct lt_collector *c, size_t row)
+{
+	c->party[row].count = c->party[row].ns = 0;
+}
+
+static struct slot_place file_place(struct lt_collector *c)
+{
+	return (struct slot_place){ .names = c->fileio->maps.file_slots,
+				    .values = c->fileio->maps.file_stat,
+				    .free = c->fileio->maps.free_file_slots,
+				    .states = c->fstate,
+				    .n = c->n_files,
+				    .row_of = c->file_row,
+				    .used = c->file_entries };
+}
+
+static uint64_t file_mass(const void *value)
+{
+	return files_mass(value);
+}
+
+static uint64_t file_read_mass(const struct lt_collector *c, size_t row)
+{
+	return files_mass(&c->fstate[row].raw);
+}
+
+static void file_forget(struct lt_collector *c, size_t row)
+{
+	memset(&c->fstate[row].raw, 0, sizeof(c->fstate[row].raw));
+	if (c->file_entries)
+		c->file_entries--;
+}
+
+#define STATE(type)                             \
+	.state_size = sizeof(struct type),      \
+	.key_at = offsetof(struct type, key),   \
+	.slot_at = offsetof(struct type, slot), \
+	.moved_at = offsetof(struct type, moved_at)
+
+static const struct slot_kind_ops kinds[SLOT_KIND_NR] = {
+	[SLOT_LOCK] = { .max = LT_MAX_LOCKS,
+			.value_size = sizeof(struct lt_lock_stat),
+			.high = LT_HIGH_LOCKS,
+			STATE(lock_state),
+			.place = lock_place,
+			.mass = lock_mass,
+			.read_mass = lock_read_mass,
+			.kept = lock_kept,
+			.busy = lock_busy,
+			.forget = lock_forget },
+	[SLOT_PARTY] = { .max = LT_MAX_PARTIES,
+			 .value_size = sizeof(struct lt_party_stat),
+			 .high = LT_HIGH_PARTIES,
+			 STATE(party_state),
+			 .place = party_place,
+			 .mass = party_mass,
+			 .read_mass = party_read_mass,
+			 .kept = party_kept,
+			 .forget = party_forget },
+	[SLOT_FILE] = { .max = LT_MAX_FILES,
+			.value_size = sizeof(struct lt_file_stat),
+			.high = LT_HIGH_FILES,
+			STATE(file_state),
+			.place = file_place,
+			.mass = file_mass,
+			.read_mass = file_read_mass,
+			.forget = file_forget },
+};
+
+static struct slot_place place_of(struct lt_collector *c, enum slot_kind kind)
+{
+	return kinds[kind].place(c);
+}
+
+/* The state of a row of a kind, at its place. */
+static char *state_of(const struct slot_place *p, enum slot_kind kind,
+		      size_t row)
+{
+	return (char *)p->states + row * kinds[kind].state_size;
+}
+
+static const void *key_of(const struct slot_place *p, enum slot_kind kind,
+			  size_t row)
+{
+	return state_of(p, kind, row) + kinds[kind].key_at;
+}
+
+static __s32 *slot_of(const struct slot_place *p, enum slot_kind kind,
+		      size_t row)
+{
+	return (__s32 *)(state_of(p, kind, row) + kinds[kind].slot_at);
+}
+
+static uint64_t moved_at(const struct slot_place *p, enum slot_kind kind,
+			 size_t row)
+{
+	return *(const uint64_t *)(state_of(p, kind, row) +
+				   kinds[kind].moved_at);
+}
+
+/* Zeroes a slot no name leads to and queues it as free again. */
+static int queue_slot(struct lt_collector *c, enum slot_kind kind, __u32 slot)
+{
+	const struct slot_kind_ops *k = &kinds[kind];
+	struct slot_place p = place_of(c, kind);
+
+	memset(c->zero_values, 0, (size_t)c->ncpus * k->value_size);
+	if (bpf_map_update_elem(bpf_map__fd(p.values), &slot, c->zero_values,
 				BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(free), NULL, &slot, BPF_ANY))
+	    bpf_map_update_elem(bpf_map__fd(p.free), NULL, &slot, BPF_ANY))
 		return -errno; /* the slot is lost: one fewer fits */
-	if (free == c->futex->maps.free_party_slots)
-		c->slots_back[LT_HIGH_PARTIES]++;
-	else if (free == c->fileio->maps.free_file_slots)
-		c->slots_back[LT_HIGH_FILES]++;
-	else
-		c->slots_back[LT_HIGH_LOCKS]++;
+	c->slots_back[k->high]++;
 	return 0;
 }
 
@@ -61,41 +278,41 @@ void reclaim_publish(struct lt_collector *c)
 }
 
 /*
- * Takes key's slot back, zeroed, among the free ones: names maps keys to
- * slots of values, whose free ones are in the queue free. Only keys no
- * thread can reach any more go: a slot kept in a thread's cache or a
- * held range stays valid while that thread lives. Returns 0 when the
- * key had a slot.
+ * Takes key's slot of the given kind back, zeroed, among the free ones.
+ * Only keys no thread can reach any more go: a slot kept in a thread's
+ * cache or a held range stays valid while that thread lives. Returns 0
+ * when the key had a slot.
  */
-int reclaim_free_slot(struct lt_collector *c, struct bpf_map *names,
-		      struct bpf_map *values, struct bpf_map *free,
-		      const void *key, size_t value_size)
+int reclaim_free_slot(struct lt_collector *c, enum slot_kind kind,
+		      const void *key)
 {
+	struct slot_place p = place_of(c, kind);
 	__u32 slot;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(names), key, &slot) ||
-	    bpf_map_delete_elem(bpf_map__fd(names), key))
+	if (bpf_map_lookup_elem(bpf_map__fd(p.names), key, &slot) ||
+	    bpf_map_delete_elem(bpf_map__fd(p.names), key))
 		return -ENOENT;
-	return queue_slot(c, values, free, slot, value_size);
+	return queue_slot(c, kind, slot);
 }
 
 /* Every slot is free when the probes load. */
 int reclaim_fill_slots(struct lt_collector *c)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	enum slot_kind kind;
 	__u32 slot;
 
-	for (slot = 0; slot < LT_MAX_LOCKS; slot++)
-		c->slot_row[slot] = -1;
-	for (slot = 0; slot < LT_MAX_PARTIES; slot++)
-		c->party_row[slot] = -1;
-	for (slot = 0; slot < LT_MAX_FILES; slot++) {
-		c->file_row[slot] = -1;
+	for (kind = 0; kind < SLOT_KIND_NR; kind++) {
+		struct slot_place p = place_of(c, kind);
+
+		for (slot = 0; slot < kinds[kind].max; slot++)
+			p.row_of[slot] = -1;
+	}
+	for (slot = 0; slot < LT_MAX_FILES; slot++)
 		if (bpf_map_update_elem(
 			    bpf_map__fd(c->fileio->maps.free_file_slots), NULL,
 			    &slot, BPF_ANY))
 			return -errno;
-	}
 	c->zero_values = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
 	c->peek = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
 	if (!c->zero_values || !c->peek)
@@ -111,71 +328,22 @@ int reclaim_fill_slots(struct lt_collector *c)
 		       0;
 }
 
-/* What every event adds to: a lock's figures that only grow, summed. */
-static uint64_t stat_mass(const struct lt_lock_stat *v)
-{
-	return v->waits + v->wait_ns + v->contended + v->acquires +
-	       v->trylock_failures + v->hold_ns + v->wakes + v->timeouts +
-	       v->interrupted + v->value_changed + v->owner_died +
-	       v->deadlocks + v->io_under_lock_ns;
-}
-
-/* The kernel's maps of a slot kind: names, figures and free slots. */
-struct slot_maps {
-	struct bpf_map *names, *values, *free;
-	size_t size; /* of one CPU's value */
-};
-
-static struct slot_maps maps_of(struct lt_collector *c,
-				const struct idle_entry *e)
-{
-	switch (e->kind) {
-	case SLOT_PARTY:
-		return (struct slot_maps){ c->futex->maps.party_slots,
-					   c->futex->maps.parties,
-					   c->futex->maps.free_party_slots,
-					   sizeof(struct lt_party_stat) };
-	case SLOT_FILE:
-		return (struct slot_maps){ c->fileio->maps.file_slots,
-					   c->fileio->maps.file_stat,
-					   c->fileio->maps.free_file_slots,
-					   sizeof(struct lt_file_stat) };
-	default:
-		return (struct slot_maps){ c->futex->maps.lock_slots,
-					   c->futex->maps.stat_map,
-					   c->futex->maps.free_slots,
-					   sizeof(struct lt_lock_stat) };
-	}
-}
-
-/* The same of an idle entry, as the kernel has it now and as last read;
- * false when the kernel's values cannot be read. */
+/* What every event added to an idle entry's slot, as the kernel has it
+ * now and as last read; false when the kernel's values cannot be read. */
 static bool masses(struct lt_collector *c, const struct idle_entry *e,
 		   uint64_t *now, uint64_t *read)
 {
-	struct slot_maps m = maps_of(c, e);
+	const struct slot_kind_ops *k = &kinds[e->kind];
+	struct slot_place p = place_of(c, e->kind);
 	int cpu;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(m.values), &e->slot, c->peek))
+	if (bpf_map_lookup_elem(bpf_map__fd(p.values), &e->slot, c->peek))
 		return false;
 	*now = 0;
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		const char *v = (const char *)c->peek + (size_t)cpu * m.size;
-
-		if (e->kind == SLOT_PARTY)
-			*now += ((const struct lt_party_stat *)v)->count +
-				((const struct lt_party_stat *)v)->ns;
-		else if (e->kind == SLOT_FILE)
-			*now += files_mass((const struct lt_file_stat *)v);
-		else
-			*now += stat_mass((const struct lt_lock_stat *)v);
-	}
-	if (e->kind == SLOT_PARTY)
-		*read = c->party[e->row].count + c->party[e->row].ns;
-	else if (e->kind == SLOT_FILE)
-		*read = files_mass(&c->fstate[e->row].raw);
-	else
-		*read = stat_mass(&c->lstate[e->row].raw);
+	for (cpu = 0; cpu < c->ncpus; cpu++)
+		*now += k->mass((const char *)c->peek +
+				(size_t)cpu * k->value_size);
+	*read = k->read_mass(c, e->row);
 	return true;
 }
 
@@ -187,70 +355,47 @@ static void advance_gen(struct lt_collector *c)
 	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
 }
 
-/* The key an idle entry is named by in the kernel. */
-static const void *idle_key(struct lt_collector *c, const struct idle_entry *e)
-{
-	switch (e->kind) {
-	case SLOT_PARTY:
-		return &c->party[e->row].key;
-	case SLOT_FILE:
-		return &c->fstate[e->row].key;
-	default:
-		return &c->lstate[e->row].key;
-	}
-}
-
 /* Still idle: nothing moved since the read that chose it. */
 static bool still_idle(struct lt_collector *c, const struct idle_entry *e)
 {
-	switch (e->kind) {
-	case SLOT_PARTY:
-		return c->party[e->row].slot == (__s32)e->slot &&
-		       c->party[e->row].moved_at < c->idle_ns;
-	case SLOT_FILE:
-		return c->fstate[e->row].slot == (__s32)e->slot &&
-		       c->fstate[e->row].moved_at < c->idle_ns;
-	default:
-		return c->lstate[e->row].slot == (__s32)e->slot &&
-		       c->lstate[e->row].moved_at < c->idle_ns &&
-		       !c->lstate[e->row].waited;
-	}
+	const struct slot_kind_ops *k = &kinds[e->kind];
+	struct slot_place p = place_of(c, e->kind);
+
+	return *slot_of(&p, e->kind, e->row) == (__s32)e->slot &&
+	       moved_at(&p, e->kind, e->row) < c->idle_ns &&
+	       !(k->busy && k->busy(c, e->row));
+}
+
+/* Takes the name of a chosen slot out of the kernel's map; false when
+ * the kernel refused. */
+static bool unname(struct lt_collector *c, const struct idle_entry *e)
+{
+	struct slot_place p = place_of(c, e->kind);
+
+	return !bpf_map_delete_elem(bpf_map__fd(p.names),
+				    key_of(&p, e->kind, e->row));
+}
+
+/* Puts it back; false when the key took another slot meanwhile. */
+static bool name_again(struct lt_collector *c, const struct idle_entry *e)
+{
+	struct slot_place p = place_of(c, e->kind);
+
+	return !bpf_map_update_elem(bpf_map__fd(p.names),
+				    key_of(&p, e->kind, e->row), &e->slot,
+				    BPF_NOEXIST);
 }
 
 /* The slot is free again: zeroed, queued, and its row starts anew. */
 static void release(struct lt_collector *c, const struct idle_entry *e)
 {
-	struct slot_maps m = maps_of(c, e);
+	struct slot_place p = place_of(c, e->kind);
 
-	if (queue_slot(c, m.values, m.free, e->slot, m.size))
+	if (queue_slot(c, e->kind, e->slot))
 		return;
-	if (e->kind == SLOT_PARTY) {
-		struct party_state *ps = &c->party[e->row];
-
-		c->party_row[e->slot] = -1;
-		ps->slot = -1;
-		ps->count = ps->ns = 0; /* its next slot counts from 0 */
-	} else if (e->kind == SLOT_FILE) {
-		struct file_state *fs = &c->fstate[e->row];
-
-		c->file_row[e->slot] = -1;
-		fs->slot = -1;
-		memset(&fs->raw, 0, sizeof(fs->raw));
-		if (c->file_entries)
-			c->file_entries--;
-	} else {
-		struct lock_state *s = &c->lstate[e->row];
-		__u64 holder = s->raw.last_holder;
-
-		c->slot_row[e->slot] = -1;
-		s->slot = -1;
-		memset(&s->raw, 0, sizeof(s->raw));
-		s->raw.last_holder = holder;
-		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.wheres),
-				    &s->key);
-		if (c->snap.lock_entries)
-			c->snap.lock_entries--;
-	}
+	p.row_of[e->slot] = -1;
+	*slot_of(&p, e->kind, e->row) = -1;
+	kinds[e->kind].forget(c, e->row);
 }
 
 /* Queues an idle slot to go back at the next read. */
@@ -286,14 +431,18 @@ static bool choose(struct lt_collector *c, enum slot_kind kind, size_t row,
 
 #define RECLAIM_FILL 4 /* a map more than 1/RECLAIM_FILL full is trimmed */
 
-/* The fullest of the kernel's lock, party and file maps, in percent. */
-static unsigned int fill_percent(const struct lt_collector *c)
+/* The fullest of the kernel's maps of slots, in percent. */
+static unsigned int fill_percent(struct lt_collector *c)
 {
-	uint64_t l = c->snap.lock_entries * 100 / LT_MAX_LOCKS,
-		 p = c->snap.party_entries * 100 / LT_MAX_PARTIES,
-		 f = (uint64_t)c->file_entries * 100 / LT_MAX_FILES;
+	uint64_t most = 0, fill;
+	enum slot_kind kind;
 
-	return (unsigned int)(l > p ? (l > f ? l : f) : (p > f ? p : f));
+	for (kind = 0; kind < SLOT_KIND_NR; kind++) {
+		fill = place_of(c, kind).used * 100 / kinds[kind].max;
+		if (fill > most)
+			most = fill;
+	}
+	return (unsigned int)most;
 }
 
 /*
@@ -302,7 +451,7 @@ static unsigned int fill_percent(const struct lt_collector *c)
  * past three quarters, so a store that keeps meeting new byte ranges
  * (tdb's record locks at moving offsets) finds room for the next ones.
  */
-static uint64_t idle_age(const struct lt_collector *c, uint64_t age)
+static uint64_t idle_age(struct lt_collector *c, uint64_t age)
 {
 	uint64_t least = 2ULL * c->interval_ms * 1000000ULL, cut = age;
 	unsigned int fill = fill_percent(c);
@@ -314,22 +463,18 @@ static uint64_t idle_age(const struct lt_collector *c, uint64_t age)
 	return cut < age ? cut : age;
 }
 
-void reclaim_slots(struct lt_collector *c)
+/* The second read: the slots chosen and still idle go back. */
+static void give_back(struct lt_collector *c)
 {
 	const struct timespec grace = { .tv_nsec = 2000000L };
-	/* Rows kept for the whole run still let idle slots go, then. */
-	uint64_t age = (uint64_t)(c->retire_s ? c->retire_s : LT_RETIRE_S) *
-		       1000000000ULL,
-		 now, read;
+	uint64_t now, read;
 	bool any = false;
 	size_t i;
 
 	for (i = 0; i < c->n_idle; i++) {
 		struct idle_entry *e = &c->idle[i];
 
-		e->named = !still_idle(c, e) ||
-			   bpf_map_delete_elem(bpf_map__fd(maps_of(c, e).names),
-					       idle_key(c, e));
+		e->named = !still_idle(c, e) || !unname(c, e);
 		any |= !e->named;
 	}
 	if (any) {
@@ -348,13 +493,43 @@ void reclaim_slots(struct lt_collector *c)
 			release(c, e);
 			continue;
 		}
-		if (!bpf_map_update_elem(bpf_map__fd(maps_of(c, e).names),
-					 idle_key(c, e), &e->slot, BPF_NOEXIST))
+		if (name_again(c, e))
 			continue; /* named again: read as ever */
 		c->own_drops++;
 		release(c, e);
 	}
 	c->n_idle = 0;
+}
+
+/* The first read: the rows of each kind whose slots are idle for age. */
+static void choose_idle(struct lt_collector *c, uint64_t age)
+{
+	enum slot_kind kind;
+	size_t i;
+
+	for (kind = 0; kind < SLOT_KIND_NR; kind++) {
+		const struct slot_kind_ops *k = &kinds[kind];
+		struct slot_place p = place_of(c, kind);
+
+		for (i = 0; i < p.n; i++) {
+			__s32 slot = *slot_of(&p, kind, i);
+
+			if (slot < 0 || (k->kept && k->kept(c, i)) ||
+			    c->read_ns - moved_at(&p, kind, i) < age)
+				continue;
+			if (!choose(c, kind, i, slot))
+				break;
+		}
+	}
+}
+
+void reclaim_slots(struct lt_collector *c)
+{
+	/* Rows kept for the whole run still let idle slots go, then. */
+	uint64_t age = (uint64_t)(c->retire_s ? c->retire_s : LT_RETIRE_S) *
+		       1000000000ULL;
+
+	give_back(c);
 
 	/* Nothing becomes due faster: a busy full map is not scanned on
 	 * every read. */
@@ -363,32 +538,7 @@ void reclaim_slots(struct lt_collector *c)
 	    c->read_ns - c->scanned_ns < age / 4)
 		return;
 	c->scanned_ns = c->read_ns;
-	for (i = 0; i < c->n_locks; i++) {
-		const struct lock_state *s = &c->lstate[i];
-
-		if (s->slot < 0 || s->waited || s->dead_at ||
-		    c->read_ns - s->moved_at < age)
-			continue;
-		if (!choose(c, SLOT_LOCK, i, s->slot))
-			break;
-	}
-	for (i = 0; i < c->n_party; i++) {
-		const struct party_state *ps = &c->party[i];
-
-		if (!ps->linked || ps->slot < 0 ||
-		    c->read_ns - ps->moved_at < age)
-			continue;
-		if (!choose(c, SLOT_PARTY, i, ps->slot))
-			break;
-	}
-	for (i = 0; i < c->n_files; i++) {
-		const struct file_state *fs = &c->fstate[i];
-
-		if (fs->slot < 0 || c->read_ns - fs->moved_at < age)
-			continue;
-		if (!choose(c, SLOT_FILE, i, fs->slot))
-			break;
-	}
+	choose_idle(c, age);
 	if (!c->n_idle)
 		return;
 	advance_gen(c);

@@ -1,33 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Retiring rows that no process can reach, and compacting the arrays. */
 #include <stdlib.h>
+#include <string.h>
 #include "room.h"
 
 #define RETIRE_MIN 256 /* rows retired at once, at least */
 /* The most rows kept of locks and of files whose slots went back. */
 #define LT_ASLEEP_LOCKS (2 * LT_MAX_LOCKS)
 #define LT_ASLEEP_FILES (2 * LT_MAX_FILES)
-
-/* Renumbers the row positions in list by map, dropping those it drops. */
-static void remap_list(size_t *list, size_t *n, const ssize_t *map)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < *n; i++)
-		if (map[list[i]] >= 0)
-			list[k++] = (size_t)map[list[i]];
-	*n = k;
-}
-
-/* Renumbers a slot -> row table by map: a slot's row that goes is -1. */
-static void remap_rows(ssize_t *rows, size_t n, const ssize_t *map)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (rows[i] >= 0)
-			rows[i] = map[rows[i]];
-}
 
 /*
  * The new position of each entry that keep() keeps, -1 for the others;
@@ -132,32 +112,181 @@ out:
 }
 
 /*
- * One retirement: where each array's entries go (-1: they go), from the
- * counts at its start; how many stay; and the tables of the indexes
- * remade over those.
+ * The tables of rows and every position of their rows kept elsewhere,
+ * each described once, so that retiring renumbers them all: a new array
+ * of rows, list of rows, slot -> row map or link to a row is a new row
+ * of one of the tables below.
  */
-struct retire_plan {
-	size_t n_locks, n_party, n_side, n_procs, n_files;
-	ssize_t *lmap, *pmap, *smap, *rmap, *fmap;
-	size_t keep_l, keep_p, keep_s, keep_r, keep_f;
-	uint32_t *lt, *pt, *st, *rt, *ft;
-	size_t lsz, psz, ssz, rsz, fsz;
+enum rows {
+	ROWS_LOCKS,
+	ROWS_PROCS,
+	ROWS_SIDES,
+	ROWS_PARTIES,
+	ROWS_FILES,
+	ROWS_NR
 };
 
-/* A map for each array, every entry kept; false without the memory. */
-static bool plan_maps(const struct lt_collector *c, struct retire_plan *p)
+#define AT(field) offsetof(struct lt_collector, field)
+
+/* An array with one entry per row, in the collector, and its capacity. */
+struct row_array {
+	size_t at, cap_at;
+	size_t size; /* of an entry */
+};
+
+#define ARRAY(field, cap)                                            \
+	{                                                            \
+		AT(field), AT(cap),                                  \
+			sizeof(((struct lt_collector *)0)->field[0]) \
+	}
+
+/* Rows: their count, their arrays (moved together) and their index. */
+struct row_table {
+	size_t n_at;
+	struct row_array arrays[2]; /* an unused one has size 0 */
+	size_t ix_at;
+	unsigned int keyed; /* the array the index keys into */
+	/* What an entry that goes takes with it, or NULL. */
+	void (*drop)(struct lt_collector *c, size_t row);
+};
+
+/* A list of rows, and its count. */
+struct row_list {
+	enum rows of;
+	size_t at, n_at;
+};
+
+/* A map from the kernel's slots to rows, -1 for none. */
+struct row_slots {
+	enum rows of;
+	size_t at, len;
+};
+
+/* A row of one table kept in each entry of another's first array. */
+struct row_link {
+	enum rows in, of;
+	size_t at; /* in the entry */
+};
+
+static void drop_lock(struct lt_collector *c, size_t row)
 {
-	p->n_locks = c->n_locks;
-	p->n_party = c->n_party;
-	p->n_side = c->n_side;
-	p->n_procs = c->n_procs;
-	p->n_files = c->n_files;
-	p->lmap = calloc(p->n_locks + 1, sizeof(*p->lmap));
-	p->pmap = calloc(p->n_party + 1, sizeof(*p->pmap));
-	p->smap = calloc(p->n_side + 1, sizeof(*p->smap));
-	p->rmap = calloc(p->n_procs + 1, sizeof(*p->rmap));
-	p->fmap = calloc(p->n_files + 1, sizeof(*p->fmap));
-	return p->lmap && p->pmap && p->smap && p->rmap && p->fmap;
+	free(c->lstate[row].pids);
+	free(c->lstate[row].stack);
+	if (c->lstate[row].dead_at)
+		c->n_dead--;
+}
+
+static void drop_proc(struct lt_collector *c, size_t row)
+{
+	(void)row; /* only the ended go */
+	c->n_dead_procs--;
+}
+
+static void drop_side(struct lt_collector *c, size_t row)
+{
+	if (c->side[row].dead_at)
+		c->n_dead_sides--;
+}
+
+static void drop_party(struct lt_collector *c, size_t row)
+{
+	if (!c->party[row].linked)
+		c->n_unlinked--;
+}
+
+static const struct row_table tables[ROWS_NR] = {
+	[ROWS_LOCKS] = { .n_at = AT(n_locks),
+			 .arrays = { ARRAY(locks, cap_locks),
+				     ARRAY(lstate, cap_lstate) },
+			 .ix_at = AT(lock_ix),
+			 .keyed = 1,
+			 .drop = drop_lock },
+	[ROWS_PROCS] = { .n_at = AT(n_procs),
+			 .arrays = { ARRAY(procs, cap_procs),
+				     ARRAY(pstate, cap_pstate) },
+			 .ix_at = AT(proc_ix),
+			 .keyed = 1,
+			 .drop = drop_proc },
+	[ROWS_SIDES] = { .n_at = AT(n_side),
+			 .arrays = { ARRAY(side, cap_side) },
+			 .ix_at = AT(side_ix),
+			 .drop = drop_side },
+	[ROWS_PARTIES] = { .n_at = AT(n_party),
+			   .arrays = { ARRAY(party, cap_party) },
+			   .ix_at = AT(party_ix),
+			   .drop = drop_party },
+	[ROWS_FILES] = { .n_at = AT(n_files),
+			 .arrays = { ARRAY(files, cap_files),
+				     ARRAY(fstate, cap_fstate) },
+			 .ix_at = AT(file_ix),
+			 .keyed = 1 },
+};
+
+static const struct row_list lists[] = {
+	{ ROWS_LOCKS, AT(live), AT(n_live) },
+	{ ROWS_LOCKS, AT(was_live), AT(n_was_live) },
+	{ ROWS_LOCKS, AT(waited), AT(n_waited) },
+	{ ROWS_LOCKS, AT(fresh), AT(n_fresh) },
+};
+
+static const struct row_slots slot_maps[] = {
+	{ ROWS_LOCKS, AT(slot_row), LT_MAX_LOCKS },
+	{ ROWS_PARTIES, AT(party_row), LT_MAX_PARTIES },
+	{ ROWS_FILES, AT(file_row), LT_MAX_FILES },
+};
+
+/* Only a linked party stays (mark_rows()), so every kept link is valid. */
+static const struct row_link links[] = {
+	{ ROWS_PARTIES, ROWS_LOCKS, offsetof(struct party_state, lock) },
+	{ ROWS_PARTIES, ROWS_SIDES, offsetof(struct party_state, side) },
+	{ ROWS_PARTIES, ROWS_PROCS, offsetof(struct party_state, proc) },
+};
+
+/* The collector's field at offset at. */
+static void *field(struct lt_collector *c, size_t at)
+{
+	return (char *)c + at;
+}
+
+/* The array of rows the collector's field at offset at points to. */
+static char *array_at(struct lt_collector *c, size_t at)
+{
+	void *array;
+
+	memcpy(&array, field(c, at), sizeof(array));
+	return array;
+}
+
+/*
+ * One retirement of one table: where its entries go (-1: they go), from
+ * the count at its start; how many stay; and its index's table remade
+ * over those.
+ */
+struct row_plan {
+	size_t n, keep;
+	ssize_t *map;
+	uint32_t *ix_table;
+	size_t ix_size;
+};
+
+struct retire_plan {
+	struct row_plan t[ROWS_NR];
+};
+
+/* A map for each table, every entry kept; false without the memory. */
+static bool plan_maps(struct lt_collector *c, struct retire_plan *p)
+{
+	bool ok = true;
+	size_t r;
+
+	for (r = 0; r < ROWS_NR; r++) {
+		struct row_plan *t = &p->t[r];
+
+		t->n = *(size_t *)field(c, tables[r].n_at);
+		t->map = calloc(t->n + 1, sizeof(*t->map));
+		ok &= t->map != NULL;
+	}
+	return ok;
 }
 
 /*
@@ -168,201 +297,175 @@ static bool plan_maps(const struct lt_collector *c, struct retire_plan *p)
 static void mark_rows(struct lt_collector *c, struct retire_plan *p,
 		      uint64_t now, uint64_t age)
 {
+	ssize_t *lmap = p->t[ROWS_LOCKS].map, *rmap = p->t[ROWS_PROCS].map,
+		*smap = p->t[ROWS_SIDES].map, *pmap = p->t[ROWS_PARTIES].map;
 	size_t i;
 
-	for (i = 0; i < p->n_locks; i++) {
+	for (i = 0; i < p->t[ROWS_LOCKS].n; i++) {
 		const struct lock_state *s = &c->lstate[i];
 
 		if (due(s->dead_at, now, age) && s->live != c->reads &&
 		    !s->waited)
-			p->lmap[i] = -1;
+			lmap[i] = -1;
 	}
 	if (asleep_due(c, age))
-		choose_asleep(c, p->lmap, p->fmap);
-	for (i = 0; i < p->n_procs; i++)
+		choose_asleep(c, lmap, p->t[ROWS_FILES].map);
+	for (i = 0; i < p->t[ROWS_PROCS].n; i++)
 		if (due(c->pstate[i].dead_at, now, age))
-			p->rmap[i] = -1;
-	for (i = 0; i < p->n_side; i++) {
+			rmap[i] = -1;
+	for (i = 0; i < p->t[ROWS_SIDES].n; i++) {
 		ssize_t l = lt_index_find(&c->lock_ix, &c->side[i].key.lock,
 					  c->lstate);
 
 		if (due(c->side[i].dead_at, now, age) ||
-		    (l >= 0 && p->lmap[l] < 0))
-			p->smap[i] = -1;
+		    (l >= 0 && lmap[l] < 0))
+			smap[i] = -1;
 	}
-	for (i = 0; i < p->n_party; i++) {
+	for (i = 0; i < p->t[ROWS_PARTIES].n; i++) {
 		const struct party_state *ps = &c->party[i];
 
-		if (!ps->linked || p->lmap[ps->lock] < 0 ||
-		    p->smap[ps->side] < 0 || p->rmap[ps->proc] < 0)
-			p->pmap[i] = -1;
+		if (!ps->linked || lmap[ps->lock] < 0 || smap[ps->side] < 0 ||
+		    rmap[ps->proc] < 0)
+			pmap[i] = -1;
 	}
 }
 
 /* The new positions in every map; returns how many entries go. */
 static size_t plan_all(struct retire_plan *p)
 {
-	size_t gone;
+	size_t gone = 0, r;
 
-	gone = plan_rows(p->lmap, p->n_locks, &p->keep_l);
-	gone += plan_rows(p->pmap, p->n_party, &p->keep_p);
-	gone += plan_rows(p->smap, p->n_side, &p->keep_s);
-	gone += plan_rows(p->rmap, p->n_procs, &p->keep_r);
-	gone += plan_rows(p->fmap, p->n_files, &p->keep_f);
+	for (r = 0; r < ROWS_NR; r++)
+		gone += plan_rows(p->t[r].map, p->t[r].n, &p->t[r].keep);
 	return gone;
 }
 
 /* The indexes' tables for what stays; false without the memory. */
 static bool plan_tables(struct retire_plan *p)
 {
-	p->lt = lt_index_table(p->keep_l, &p->lsz);
-	p->pt = lt_index_table(p->keep_p, &p->psz);
-	p->st = lt_index_table(p->keep_s, &p->ssz);
-	p->rt = lt_index_table(p->keep_r, &p->rsz);
-	p->ft = lt_index_table(p->keep_f, &p->fsz);
-	return p->lt && p->pt && p->st && p->rt && p->ft;
+	bool ok = true;
+	size_t r;
+
+	for (r = 0; r < ROWS_NR; r++) {
+		struct row_plan *t = &p->t[r];
+
+		t->ix_table = lt_index_table(t->keep, &t->ix_size);
+		ok &= t->ix_table != NULL;
+	}
+	return ok;
 }
 
-/* The locks that stay move down; every list of them is renumbered. */
-static void move_locks(struct lt_collector *c, struct retire_plan *p)
+/* The links of the entries that stay, while they are where they were. */
+static void remap_links(struct lt_collector *c, const struct retire_plan *p)
 {
-	const ssize_t *lmap = p->lmap;
-	size_t i;
+	size_t k, i;
 
-	for (i = 0; i < p->n_locks; i++) {
-		if (lmap[i] < 0) {
-			free(c->lstate[i].pids);
-			free(c->lstate[i].stack);
-			if (c->lstate[i].dead_at)
-				c->n_dead--;
-		} else if ((size_t)lmap[i] != i) {
-			c->locks[lmap[i]] = c->locks[i];
-			c->lstate[lmap[i]] = c->lstate[i];
+	for (k = 0; k < sizeof(links) / sizeof(links[0]); k++) {
+		const struct row_link *l = &links[k];
+		const struct row_array *a = &tables[l->in].arrays[0];
+		const struct row_plan *in = &p->t[l->in];
+		char *base = array_at(c, a->at);
+
+		for (i = 0; i < in->n; i++) {
+			size_t *row = (size_t *)(base + i * a->size + l->at);
+
+			if (in->map[i] >= 0)
+				*row = (size_t)p->t[l->of].map[*row];
 		}
 	}
-	c->n_locks = p->keep_l;
-	c->n_idle = 0; /* chosen by rows that moved: chosen again later */
-	lt_index_refill(&c->lock_ix, p->lt, p->lsz, p->keep_l, c->lstate);
-	p->lt = NULL;
-	remap_list(c->live, &c->n_live, lmap);
-	remap_list(c->was_live, &c->n_was_live, lmap);
-	remap_list(c->waited, &c->n_waited, lmap);
-	remap_list(c->fresh, &c->n_fresh, lmap);
-
-	remap_rows(c->slot_row, LT_MAX_LOCKS, lmap);
 }
 
-static void move_procs(struct lt_collector *c, struct retire_plan *p)
+/* The entries of one table that stay move down; its index is remade. */
+static void move_rows(struct lt_collector *c, enum rows r, struct row_plan *p)
 {
-	const ssize_t *rmap = p->rmap;
-	size_t i;
+	const struct row_table *t = &tables[r];
+	size_t i, a;
 
-	for (i = 0; i < p->n_procs; i++) {
-		if (rmap[i] < 0) {
-			c->n_dead_procs--;
-		} else if ((size_t)rmap[i] != i) {
-			c->procs[rmap[i]] = c->procs[i];
-			c->pstate[rmap[i]] = c->pstate[i];
-		}
-	}
-	c->n_procs = p->keep_r;
-	lt_index_refill(&c->proc_ix, p->rt, p->rsz, p->keep_r, c->pstate);
-	p->rt = NULL;
-}
-
-static void move_sides(struct lt_collector *c, struct retire_plan *p)
-{
-	const ssize_t *smap = p->smap;
-	size_t i;
-
-	for (i = 0; i < p->n_side; i++) {
-		if (smap[i] < 0) {
-			if (c->side[i].dead_at)
-				c->n_dead_sides--;
-		} else if ((size_t)smap[i] != i) {
-			c->side[smap[i]] = c->side[i];
-		}
-	}
-	c->n_side = p->keep_s;
-	lt_index_refill(&c->side_ix, p->st, p->ssz, p->keep_s, c->side);
-	p->st = NULL;
-}
-
-/* The parties that stay move down, and so do the rows they point at. */
-static void move_parties(struct lt_collector *c, struct retire_plan *p)
-{
-	const ssize_t *pmap = p->pmap;
-	size_t i;
-
-	for (i = 0; i < p->n_party; i++) {
-		struct party_state *ps = &c->party[i];
-
-		if (pmap[i] < 0) {
-			if (!ps->linked)
-				c->n_unlinked--;
+	for (i = 0; i < p->n; i++) {
+		if (p->map[i] < 0) {
+			if (t->drop)
+				t->drop(c, i);
 			continue;
 		}
-		ps->lock = (size_t)p->lmap[ps->lock];
-		ps->side = (size_t)p->smap[ps->side];
-		ps->proc = (size_t)p->rmap[ps->proc];
-		if ((size_t)pmap[i] != i)
-			c->party[pmap[i]] = *ps;
-	}
-	c->n_party = p->keep_p;
-	lt_index_refill(&c->party_ix, p->pt, p->psz, p->keep_p, c->party);
-	p->pt = NULL;
-	remap_rows(c->party_row, LT_MAX_PARTIES, pmap);
-}
+		if ((size_t)p->map[i] == i)
+			continue;
+		for (a = 0; a < 2 && t->arrays[a].size; a++) {
+			char *base = array_at(c, t->arrays[a].at);
+			size_t size = t->arrays[a].size;
 
-static void move_files(struct lt_collector *c, struct retire_plan *p)
-{
-	const ssize_t *fmap = p->fmap;
-	size_t i;
-
-	for (i = 0; i < p->n_files; i++) {
-		if (fmap[i] >= 0 && (size_t)fmap[i] != i) {
-			c->files[fmap[i]] = c->files[i];
-			c->fstate[fmap[i]] = c->fstate[i];
+			memcpy(base + (size_t)p->map[i] * size, base + i * size,
+			       size);
 		}
 	}
-	c->n_files = p->keep_f;
-	lt_index_refill(&c->file_ix, p->ft, p->fsz, p->keep_f, c->fstate);
-	p->ft = NULL;
-	remap_rows(c->file_row, LT_MAX_FILES, fmap);
+	*(size_t *)field(c, t->n_at) = p->keep;
+	lt_index_refill(field(c, t->ix_at), p->ix_table, p->ix_size, p->keep,
+			array_at(c, t->arrays[t->keyed].at));
+	p->ix_table = NULL;
+}
+
+/* Every list of rows and slot -> row map, renumbered; a row that goes
+ * leaves its list, and its slot leads to -1. */
+static void remap_positions(struct lt_collector *c, const struct retire_plan *p)
+{
+	size_t k, i, n;
+
+	for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+		const ssize_t *map = p->t[lists[k].of].map;
+		size_t *list = *(size_t **)field(c, lists[k].at);
+		size_t *count = field(c, lists[k].n_at);
+
+		for (i = n = 0; i < *count; i++)
+			if (map[list[i]] >= 0)
+				list[n++] = (size_t)map[list[i]];
+		*count = n;
+	}
+	for (k = 0; k < sizeof(slot_maps) / sizeof(slot_maps[0]); k++) {
+		const ssize_t *map = p->t[slot_maps[k].of].map;
+		ssize_t *rows = field(c, slot_maps[k].at);
+
+		for (i = 0; i < slot_maps[k].len; i++)
+			if (rows[i] >= 0)
+				rows[i] = map[rows[i]];
+	}
 }
 
 /* What a burst of short-lived processes took goes back. */
 static void shrink_rows(struct lt_collector *c)
 {
-	lt_shrink((void **)&c->locks, &c->cap_locks, c->n_locks,
-		  sizeof(*c->locks));
-	lt_shrink((void **)&c->lstate, &c->cap_lstate, c->n_locks,
-		  sizeof(*c->lstate));
-	lt_shrink((void **)&c->procs, &c->cap_procs, c->n_procs,
-		  sizeof(*c->procs));
-	lt_shrink((void **)&c->pstate, &c->cap_pstate, c->n_procs,
-		  sizeof(*c->pstate));
-	lt_shrink((void **)&c->side, &c->cap_side, c->n_side, sizeof(*c->side));
-	lt_shrink((void **)&c->party, &c->cap_party, c->n_party,
-		  sizeof(*c->party));
-	lt_shrink((void **)&c->files, &c->cap_files, c->n_files,
-		  sizeof(*c->files));
-	lt_shrink((void **)&c->fstate, &c->cap_fstate, c->n_files,
-		  sizeof(*c->fstate));
+	size_t r, a;
+
+	for (r = 0; r < ROWS_NR; r++)
+		for (a = 0; a < 2 && tables[r].arrays[a].size; a++)
+			lt_shrink(field(c, tables[r].arrays[a].at),
+				  field(c, tables[r].arrays[a].cap_at),
+				  *(size_t *)field(c, tables[r].n_at),
+				  tables[r].arrays[a].size);
+}
+
+/*
+ * Moves every table's rows by the plan and renumbers every position of
+ * them kept elsewhere; it cannot fail.
+ */
+static void move_all(struct lt_collector *c, struct retire_plan *p)
+{
+	size_t r;
+
+	remap_links(c, p);
+	for (r = 0; r < ROWS_NR; r++)
+		move_rows(c, r, &p->t[r]);
+	remap_positions(c, p);
+	c->n_idle = 0; /* chosen by rows that moved: chosen again later */
+	shrink_rows(c);
 }
 
 static void free_plan(struct retire_plan *p)
 {
-	free(p->lt);
-	free(p->pt);
-	free(p->st);
-	free(p->rt);
-	free(p->ft);
-	free(p->lmap);
-	free(p->pmap);
-	free(p->smap);
-	free(p->rmap);
-	free(p->fmap);
+	size_t r;
+
+	for (r = 0; r < ROWS_NR; r++) {
+		free(p->t[r].ix_table);
+		free(p->t[r].map);
+	}
 }
 
 /*
@@ -393,14 +496,7 @@ void retire_rows(struct lt_collector *c)
 	mark_rows(c, &p, now, age);
 	if (plan_all(&p) < RETIRE_MIN || !plan_tables(&p))
 		goto out;
-
-	/* Nothing below can fail. */
-	move_locks(c, &p);
-	move_procs(c, &p);
-	move_sides(c, &p);
-	move_parties(c, &p);
-	move_files(c, &p);
-	shrink_rows(c);
+	move_all(c, &p); /* nothing in it can fail */
 out:
 	free_plan(&p);
 }

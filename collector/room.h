@@ -128,13 +128,9 @@ struct tid_entry {
 	__u32 tgid;
 };
 
-struct edge {
-	pid_t waiter, holder;
-	uint64_t lock;
-};
-
-/* What a slot holds: a lock's figures, a party's or a file's. */
-enum slot_kind { SLOT_LOCK, SLOT_PARTY, SLOT_FILE };
+/* What a slot holds: a lock's figures, a party's or a file's; each kind
+ * is a row of reclaim.c's table of slot kinds. */
+enum slot_kind { SLOT_LOCK, SLOT_PARTY, SLOT_FILE, SLOT_KIND_NR };
 
 /* A slot chosen to go back, and the row of its lock, party or file. */
 struct idle_entry {
@@ -215,7 +211,7 @@ struct lt_collector {
 	size_t n_tids, cap_tids;
 	struct lt_index tid_ix;
 
-	struct edge *edges;
+	struct lt_wait_edge *edges; /* the wait-for graph of this read */
 	size_t n_edges, cap_edges;
 	struct lt_deadlock *deadlocks;
 	size_t n_deadlocks, cap_deadlocks;
@@ -321,9 +317,8 @@ void exits_forget(struct lt_collector *c);
 
 /* reclaim.c: slots given back. */
 int reclaim_fill_slots(struct lt_collector *c);
-int reclaim_free_slot(struct lt_collector *c, struct bpf_map *names,
-		      struct bpf_map *values, struct bpf_map *free,
-		      const void *key, size_t value_size);
+int reclaim_free_slot(struct lt_collector *c, enum slot_kind kind,
+		      const void *key);
 void reclaim_publish(struct lt_collector *c);
 void reclaim_slots(struct lt_collector *c);
 

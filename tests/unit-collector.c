@@ -200,6 +200,180 @@ static void test_top(void **state)
 	assert_int_equal(n, 5);
 }
 
+#define CYCLES_ROOM 8
+
+/* The deadlocks among edges, with room for CYCLES_ROOM. */
+static size_t cycles(const struct lt_wait_edge *edges, size_t n,
+		     struct lt_deadlock *out)
+{
+	memset(out, 0, CYCLES_ROOM * sizeof(*out));
+	return lt_find_cycles(edges, n, out, CYCLES_ROOM);
+}
+
+/* d holds members pids[0..n), each waiting on locks[i], in that order. */
+static void assert_cycle(const struct lt_deadlock *d, size_t n,
+			 const pid_t *pids, const uint64_t *locks)
+{
+	size_t i;
+
+	assert_int_equal(d->n, n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(d->pids[i], pids[i]);
+		assert_int_equal(d->locks[i], locks[i]);
+		assert_string_equal(d->comms[i], "");
+	}
+}
+
+static void test_cycles_none(void **state)
+{
+	const struct lt_wait_edge chain[] = {
+		{ 1, 2, 10 },
+		{ 2, 3, 20 },
+		{ 3, 4, 30 },
+		{ 5, 3, 40 },
+	};
+	/* A holder not known (0 or less) ends the walk. */
+	const struct lt_wait_edge unknown[] = {
+		{ 1, 0, 10 },
+		{ 2, -1, 20 },
+		{ 3, 1, 30 },
+		{ 4, 2, 40 },
+	};
+	struct lt_deadlock out[CYCLES_ROOM];
+
+	(void)state;
+	assert_int_equal(cycles(NULL, 0, out), 0);
+	assert_int_equal(cycles(chain, 4, out), 0);
+	assert_int_equal(cycles(unknown, 4, out), 0);
+	assert_int_equal(lt_find_cycles(chain, 4, NULL, 0), 0);
+}
+
+static void test_cycles_two_and_three(void **state)
+{
+	const struct lt_wait_edge two[] = { { 20, 10, 2 }, { 10, 20, 1 } };
+	const struct lt_wait_edge three[] = {
+		{ 5, 7, 100 },
+		{ 7, 3, 200 },
+		{ 3, 5, 300 },
+	};
+	struct lt_deadlock out[CYCLES_ROOM];
+
+	(void)state;
+	/* Each member's walk finds it; it is reported once, from the
+	 * first edge, members in the order of the walk. */
+	assert_int_equal(cycles(two, 2, out), 1);
+	assert_cycle(&out[0], 2, (pid_t[]){ 20, 10 }, (uint64_t[]){ 2, 1 });
+	assert_int_equal(cycles(three, 3, out), 1);
+	assert_cycle(&out[0], 3, (pid_t[]){ 5, 7, 3 },
+		     (uint64_t[]){ 100, 200, 300 });
+}
+
+static void test_cycles_disjoint(void **state)
+{
+	const struct lt_wait_edge edges[] = {
+		{ 1, 2, 12 }, { 3, 4, 34 }, { 2, 1, 21 },
+		{ 4, 5, 45 }, { 5, 3, 53 }, { 6, 7, 67 },
+	};
+	struct lt_deadlock out[CYCLES_ROOM];
+
+	(void)state;
+	assert_int_equal(cycles(edges, 6, out), 2);
+	assert_cycle(&out[0], 2, (pid_t[]){ 1, 2 }, (uint64_t[]){ 12, 21 });
+	assert_cycle(&out[1], 3, (pid_t[]){ 3, 4, 5 },
+		     (uint64_t[]){ 34, 45, 53 });
+}
+
+static void test_cycles_tail(void **state)
+{
+	/* 9 and 8 wait on a deadlocked pair, and are not part of it. */
+	const struct lt_wait_edge edges[] = {
+		{ 9, 8, 98 },
+		{ 8, 1, 81 },
+		{ 1, 2, 12 },
+		{ 2, 1, 21 },
+	};
+	struct lt_deadlock out[CYCLES_ROOM];
+
+	(void)state;
+	assert_int_equal(cycles(edges, 4, out), 1);
+	assert_cycle(&out[0], 2, (pid_t[]){ 1, 2 }, (uint64_t[]){ 12, 21 });
+}
+
+static void test_cycles_self_and_duplicates(void **state)
+{
+	/* A process waiting on itself is no deadlock between processes. */
+	const struct lt_wait_edge self[] = { { 4, 4, 44 } };
+	const struct lt_wait_edge mixed[] = {
+		{ 4, 4, 44 }, { 1, 2, 12 }, { 1, 2, 12 },
+		{ 2, 1, 21 }, { 2, 1, 21 }, { 4, 4, 44 },
+	};
+	/* A process met again takes its first edge: 3 -> 1 is a second
+	 * cycle through 1, reported as its lowest PID is new. */
+	const struct lt_wait_edge branch[] = {
+		{ 5, 6, 56 },
+		{ 5, 3, 53 },
+		{ 6, 5, 65 },
+		{ 3, 5, 35 },
+	};
+	struct lt_deadlock out[CYCLES_ROOM];
+
+	(void)state;
+	assert_int_equal(cycles(self, 1, out), 0);
+	assert_int_equal(cycles(mixed, 6, out), 1);
+	assert_cycle(&out[0], 2, (pid_t[]){ 1, 2 }, (uint64_t[]){ 12, 21 });
+	assert_int_equal(cycles(branch, 4, out), 2);
+	assert_cycle(&out[0], 2, (pid_t[]){ 5, 6 }, (uint64_t[]){ 56, 65 });
+	assert_cycle(&out[1], 2, (pid_t[]){ 5, 3 }, (uint64_t[]){ 53, 35 });
+}
+
+/* A ring of n processes from first, each waiting on the next. */
+static void ring(struct lt_wait_edge *edges, size_t n, pid_t first)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		edges[i].waiter = first + (pid_t)i;
+		edges[i].holder = first + (pid_t)((i + 1) % n);
+		edges[i].lock = 1000 + i;
+	}
+}
+
+static void test_cycles_bounds(void **state)
+{
+	struct lt_wait_edge edges[LT_CYCLE_MAX + 1 + 6];
+	struct lt_deadlock out[CYCLES_ROOM];
+	size_t i;
+
+	(void)state;
+	/* A deadlock of LT_CYCLE_MAX members is found, a longer one not. */
+	ring(edges, LT_CYCLE_MAX, 1);
+	assert_int_equal(cycles(edges, LT_CYCLE_MAX, out), 1);
+	assert_int_equal(out[0].n, LT_CYCLE_MAX);
+	for (i = 0; i < LT_CYCLE_MAX; i++) {
+		assert_int_equal(out[0].pids[i], 1 + (pid_t)i);
+		assert_int_equal(out[0].locks[i], 1000 + i);
+	}
+	ring(edges, LT_CYCLE_MAX + 1, 1);
+	assert_int_equal(cycles(edges, LT_CYCLE_MAX + 1, out), 0);
+
+	/* Three pairs, with room for two: two written, and max + 1 says
+	 * there was more; with room for all, the same two come first. */
+	ring(edges, 2, 10);
+	ring(edges + 2, 2, 20);
+	ring(edges + 4, 2, 30);
+	memset(out, 0, sizeof(out));
+	assert_int_equal(lt_find_cycles(edges, 6, out, 2), 3);
+	assert_cycle(&out[0], 2, (pid_t[]){ 10, 11 },
+		     (uint64_t[]){ 1000, 1001 });
+	assert_cycle(&out[1], 2, (pid_t[]){ 20, 21 },
+		     (uint64_t[]){ 1000, 1001 });
+	assert_int_equal(out[2].n, 0);
+	assert_int_equal(lt_find_cycles(edges, 6, NULL, 0), 1);
+	assert_int_equal(lt_find_cycles(edges, 6, out, 3), 3);
+	assert_cycle(&out[2], 2, (pid_t[]){ 30, 31 },
+		     (uint64_t[]){ 1000, 1001 });
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +387,12 @@ int main(void)
 		cmocka_unit_test(test_hold_estimate),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_cycles_none),
+		cmocka_unit_test(test_cycles_two_and_three),
+		cmocka_unit_test(test_cycles_disjoint),
+		cmocka_unit_test(test_cycles_tail),
+		cmocka_unit_test(test_cycles_self_and_duplicates),
+		cmocka_unit_test(test_cycles_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
