@@ -301,4 +301,7 @@ uint64_t lt_hold_estimate(uint64_t skipped, uint64_t samples,
 /* The value below which the given fraction of a histogram's counts fall. */
 uint64_t lt_hist_quantile(const uint64_t *hist, size_t buckets, double q);
 
+/* Threads of a live process, from /proc/PID/stat; 1 when it is gone. */
+size_t lt_proc_threads(pid_t pid);
+
 #endif /* LOCKTOP_COLLECTOR_H */

@@ -225,6 +225,54 @@ static int fetch_lock(unsigned int item, unsigned int inst, pmAtomValue *atom)
 	return lock_detail(l, item, atom);
 }
 
+/*
+ * A lock's top holders and waiters, field by field; a rank the lock has
+ * no party for is 0 or empty, so that no value of an earlier party
+ * stays behind in a client's view.
+ */
+static int fetch_party(unsigned int item, unsigned int inst, pmAtomValue *atom)
+{
+	const struct lt_lock *l;
+	const struct lt_party *p = NULL;
+	unsigned int waiter = item / LTPM_PARTY_ITEM(1, 0, 0);
+	unsigned int rank = item % LTPM_PARTY_ITEM(1, 0, 0) / LTPM_PARTY_FIELDS;
+	size_t n;
+
+	if (a.other_inst >= 0 && inst == (unsigned int)a.other_inst)
+		return PMDA_FETCH_NOVALUES; /* not one lock */
+	l = refs_find(&a.locks, inst);
+	if (!l)
+		return PM_ERR_INST;
+	switch (item) {
+	case PA_NHOLDERS:
+		atom->ul = (uint32_t)l->n_holders;
+		return PMDA_FETCH_STATIC;
+	case PA_NWAITERS:
+		atom->ul = (uint32_t)l->n_waiters;
+		return PMDA_FETCH_STATIC;
+	}
+	if (waiter > 1)
+		return PM_ERR_PMID;
+	n = waiter ? l->n_waiters : l->n_holders;
+	if (rank < n && rank < LT_TOP_PARTIES)
+		p = waiter ? &l->waiters[rank] : &l->holders[rank];
+	switch (item % LTPM_PARTY_FIELDS) {
+	case LTPM_PARTY_PID:
+		atom->ul = p ? (uint32_t)p->pid : 0;
+		break;
+	case LTPM_PARTY_COMM:
+		atom->cp = p ? (char *)p->comm : "";
+		break;
+	case LTPM_PARTY_COUNT:
+		atom->ull = p ? p->count : 0;
+		break;
+	case LTPM_PARTY_TIME:
+		atom->ull = p ? p->ns : 0;
+		break;
+	}
+	return PMDA_FETCH_STATIC;
+}
+
 static int fetch_proc(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
 	const struct lt_proc *p = refs_find(&a.procs, inst);
@@ -472,6 +520,8 @@ static int fetch_cb(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 	switch (cluster) {
 	case CL_LOCK:
 		return fetch_lock(item, inst, atom);
+	case CL_PARTY:
+		return fetch_party(item, inst, atom);
 	case CL_KIND:
 		return fetch_kind(item, inst, atom);
 	case CL_PROC:

@@ -27,6 +27,16 @@ const struct ltpm_metric ltpm_metrics[LTPM_N_METRICS] = {
 #include "metrics.def"
 };
 
+/* The party rows of metrics.def are where LTPM_PARTY_ITEM says. */
+_Static_assert(PA_H1_PID == LTPM_PARTY_ITEM(0, 0, LTPM_PARTY_PID) &&
+		       PA_H2_COMM == LTPM_PARTY_ITEM(0, 1, LTPM_PARTY_COMM) &&
+		       PA_H3_COUNT == LTPM_PARTY_ITEM(0, 2, LTPM_PARTY_COUNT) &&
+		       PA_H4_TIME == LTPM_PARTY_ITEM(0, 3, LTPM_PARTY_TIME) &&
+		       PA_W1_PID == LTPM_PARTY_ITEM(1, 0, LTPM_PARTY_PID) &&
+		       PA_W4_TIME == LTPM_PARTY_ITEM(1, 3, LTPM_PARTY_TIME) &&
+		       PA_NHOLDERS >= LTPM_PARTY_ITEM(2, 0, 0),
+	       "party items out of place");
+
 const struct ltpm_indom_help ltpm_indoms[N_INDOMS] = {
 #define LTPM_INDOM(ID, SERIAL, ONELINE, HELP) \
 	[ID] = { .oneline = ONELINE, .help = HELP },

@@ -20,7 +20,23 @@ enum ltpm_cluster {
 	CL_HIST = 5,
 	CL_AGENT = 6,
 	CL_CONTROL = 7,
+	CL_PARTY = 8,
 };
+
+/*
+ * The party cluster: a lock's holder or waiter of rank 0 to
+ * LTPM_PARTY_RANKS - 1 (holder1 is rank 0), one item per field.
+ */
+#define LTPM_PARTY_RANKS 4
+enum ltpm_party_field {
+	LTPM_PARTY_PID,
+	LTPM_PARTY_COMM,
+	LTPM_PARTY_COUNT,
+	LTPM_PARTY_TIME,
+	LTPM_PARTY_FIELDS,
+};
+#define LTPM_PARTY_ITEM(waiter, rank, field) \
+	(16 * (waiter) + LTPM_PARTY_FIELDS * (rank) + (field))
 
 /* Instance domains by serial: LOCK_INDOM = 0... */
 enum ltpm_indom {

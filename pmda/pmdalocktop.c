@@ -11,6 +11,9 @@
  * PM_ERR_PMDANOTREADY, so pmcd answers clients itself until the agent
  * sends PM_ERR_PMDAREADY. pmcd starts the agent "notready" (pmcd.conf)
  * for the first load.
+ *
+ * This loop is pmdaMain()'s with more to wait for: it polls the pipe
+ * PCP's pmdaExt names (e_infd) and answers each PDU as pmdaMain() does.
  */
 #include <errno.h>
 #include <limits.h>
@@ -186,7 +189,7 @@ static int serve(int sig_fd)
 	struct pollfd pfd[3];
 	int sts = 0;
 
-	pfd[0].fd = __pmdaInFd(&a.dispatch);
+	pfd[0].fd = a.dispatch.version.any.ext->e_infd; /* pmcd's pipe */
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sig_fd;
 	pfd[1].events = POLLIN;
@@ -219,7 +222,8 @@ static int serve(int sig_fd)
 		if (ret > 0 && (pfd[2].revents & POLLIN))
 			finish_load();
 		if (ret > 0 && pfd[0].revents) {
-			/* EOF: pmcd is gone or has let us go. */
+			/* Internal, as PCP has no public call for one PDU. */
+			/* An error is EOF: pmcd is gone or has let us go. */
 			if (__pmdaMainPDU(&a.dispatch) < 0)
 				break;
 			if (a.reopen && !a.loading)

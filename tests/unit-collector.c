@@ -5,8 +5,11 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <cmocka.h>
 #include "collector.h"
 #include "internal.h"
@@ -374,6 +377,36 @@ static void test_cycles_bounds(void **state)
 		     (uint64_t[]){ 1000, 1001 });
 }
 
+static void *wait_on_pipe(void *arg)
+{
+	char c;
+
+	return read(*(int *)arg, &c, 1) < 0 ? arg : NULL;
+}
+
+/* Threads from /proc, with a comm that holds the stat file's ") ". */
+static void test_proc_threads(void **state)
+{
+	char comm[16] = "";
+	pthread_t t;
+	int fds[2];
+
+	(void)state;
+	assert_int_equal(prctl(PR_GET_NAME, comm), 0);
+	assert_int_equal(prctl(PR_SET_NAME, "a) b 7 (c"), 0);
+	assert_int_equal(lt_proc_threads(getpid()), 1);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(pthread_create(&t, NULL, wait_on_pipe, &fds[0]), 0);
+	assert_int_equal(lt_proc_threads(getpid()), 2);
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(fds[0]);
+	close(fds[1]);
+	prctl(PR_SET_NAME, comm);
+	/* A process that is gone counts as one. */
+	assert_int_equal(lt_proc_threads(INT_MAX), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_cycles_tail),
 		cmocka_unit_test(test_cycles_self_and_duplicates),
 		cmocka_unit_test(test_cycles_bounds),
+		cmocka_unit_test(test_proc_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,7 +25,11 @@ static uint64_t parse_duration(const char *s)
 	return (uint64_t)v;
 }
 
-/* "comm/pid count time, comm/pid count time" */
+/*
+ * "comm/pid count time, comm/pid count time": the holders and waiters of
+ * an agent or archive without their numbers (locktop.lock.party), to
+ * the precision of the text.
+ */
 static size_t parse_parties(const char *s, struct lt_party *out)
 {
 	size_t n = 0;
@@ -98,6 +102,31 @@ static void parse_pids(struct ent *e)
 
 /* ---- figures ---- */
 
+/* A lock's top holders or waiters, from their numbers where there are. */
+static size_t lock_parties(const struct ent *e, int waiter,
+			   struct lt_party *out)
+{
+	int n_slot = waiter ? S_NWAITERS : S_NHOLDERS;
+	const char *comm;
+	size_t i, n;
+
+	if (!e->have[n_slot])
+		return parse_parties(e->str[waiter ? T_WAITERS : T_HOLDERS],
+				     out);
+	n = e->cur[n_slot] < LT_TOP_PARTIES ? (size_t)e->cur[n_slot] :
+					      LT_TOP_PARTIES;
+	for (i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].pid = (pid_t)e->cur[PARTY_SLOT(waiter, i, P_PID)];
+		comm = e->str[PARTY_COMM(waiter, i)];
+		snprintf(out[i].comm, sizeof(out[i].comm), "%s",
+			 comm ? comm : "");
+		out[i].count = e->cur[PARTY_SLOT(waiter, i, P_COUNT)];
+		out[i].ns = e->cur[PARTY_SLOT(waiter, i, P_NS)];
+	}
+	return n;
+}
+
 static uint64_t delta_of(const struct ent *e, int slot)
 {
 	if (!e->counter[slot])
@@ -163,8 +192,8 @@ static void lock_identity(struct lt_lock *l, struct ent *e)
 	l->holder = (pid_t)e->cur[S_HOLDER];
 	snprintf(l->holder_comm, sizeof(l->holder_comm), "%s",
 		 e->str[T_HOLDER_COMM] ? e->str[T_HOLDER_COMM] : "");
-	l->n_holders = parse_parties(e->str[T_HOLDERS], l->holders);
-	l->n_waiters = parse_parties(e->str[T_WAITERS], l->waiters);
+	l->n_holders = lock_parties(e, 0, l->holders);
+	l->n_waiters = lock_parties(e, 1, l->waiters);
 	l->stack = e->str[T_STACK] && *e->str[T_STACK] ? e->str[T_STACK] : NULL;
 }
 

@@ -41,7 +41,10 @@ enum slot {
 	S_END,
 	S_PID,
 	S_HOLDS_EST,
-	S_NSLOTS,
+	S_NHOLDERS,
+	S_NWAITERS,
+	S_PARTY, /* the top holders' and waiters' numbers: PARTY_SLOT() */
+	S_NSLOTS = S_PARTY + 2 * LT_TOP_PARTIES * 3,
 	/* the same slots, other meanings in other groups */
 	S_IO_COUNT = S_HOLD_NS,
 	S_IO_NS = S_HOLD_MAX,
@@ -78,8 +81,16 @@ enum str_slot {
 	T_WAITERS,
 	T_STACK,
 	T_CYCLES,
-	T_NSTRS,
+	T_PARTY_COMM, /* the top holders' and waiters' comms: PARTY_COMM() */
+	T_NSTRS = T_PARTY_COMM + 2 * LT_TOP_PARTIES,
 };
+
+/* The numbers of a lock's holder or waiter of a rank, 0 the first. */
+enum party_num { P_PID, P_COUNT, P_NS };
+#define PARTY_SLOT(waiter, rank, num) \
+	(S_PARTY + (LT_TOP_PARTIES * (waiter) + (rank)) * 3 + (num))
+#define PARTY_COMM(waiter, rank) \
+	(T_PARTY_COMM + LT_TOP_PARTIES * (waiter) + (rank))
 
 /* One instance of one group: a lock, a process, a file... */
 struct ent {

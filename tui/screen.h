@@ -15,7 +15,8 @@ struct screen;
 
 struct screen_opts {
 	const char *source; /* shown in the header: "live", a host, a file */
-	bool local; /* pids are local: /proc gives thread counts */
+	/* A process's threads (lt_proc_threads); NULL counts 1 each. */
+	size_t (*threads)(pid_t pid);
 	bool all_kinds; /* show futex-cond too */
 	bool stacks; /* stacks were asked for */
 	unsigned int delay_ms;

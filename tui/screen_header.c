@@ -28,31 +28,6 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Threads of a live process, from /proc; 1 when it is gone. */
-static size_t proc_stat_threads(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	size_t n = 0;
-	long t = 1;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* comm may hold spaces; fields count from its closing paren. */
-	p = strrchr(buf, ')');
-	for (i = 2; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtol(p + 1, NULL, 10);
-	return t > 0 ? (size_t)t : 1;
-}
-
 static void add_pid(struct screen *sc, size_t *n, pid_t pid)
 {
 	if (*n == sc->cap_pids) {
@@ -120,7 +95,7 @@ static void sum_totals(struct screen *sc, struct totals *t)
 		if (i && sc->pids[i] == sc->pids[i - 1])
 			continue;
 		t->procs++;
-		t->threads += sc->o.local ? proc_stat_threads(sc->pids[i]) : 1;
+		t->threads += sc->o.threads ? sc->o.threads(sc->pids[i]) : 1;
 	}
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Writes a small pmlogger archive with pmdalocktop's metric names and
 known values, so that locktop's PCP source can be checked without the
-agent: two locks and one kind, counters that grow by a fixed step."""
+agent: two locks and one kind, counters that grow by a fixed step. The
+mutex's holders and waiters come as numbers (locktop.lock.party), the
+fcntl lock's only as text, as an agent before those numbers wrote them."""
 import sys
 from pcp import pmi
 from cpmapi import (PM_TYPE_U64, PM_TYPE_U32, PM_TYPE_STRING, PM_SEM_COUNTER,
@@ -33,6 +35,18 @@ metric("locktop.lock.trylock_failures", 9, PM_TYPE_U64, lock_indom, PM_SEM_COUNT
 metric("locktop.lock.waiters", 16, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, count)
 metric("locktop.lock.holder", 17, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, none)
 metric("locktop.lock.kind", 19, PM_TYPE_STRING, lock_indom, PM_SEM_DISCRETE, none)
+metric("locktop.lock.holders", 32, PM_TYPE_STRING, lock_indom, PM_SEM_INSTANT, none)
+metric("locktop.lock.waited_by", 33, PM_TYPE_STRING, lock_indom, PM_SEM_INSTANT, none)
+metric("locktop.lock.party.nholders", 32, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, count, 8)
+metric("locktop.lock.party.nwaiters", 33, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, count, 8)
+for role, base in (("holder", 0), ("waiter", 16)):
+    for rank in range(1, 5):
+        item = base + (rank - 1) * 4
+        name = "locktop.lock.party.%s%d." % (role, rank)
+        metric(name + "pid", item, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, none, 8)
+        metric(name + "comm", item + 1, PM_TYPE_STRING, lock_indom, PM_SEM_INSTANT, none, 8)
+        metric(name + "count", item + 2, PM_TYPE_U64, lock_indom, PM_SEM_INSTANT, count, 8)
+        metric(name + "time", item + 3, PM_TYPE_U64, lock_indom, PM_SEM_INSTANT, ns, 8)
 metric("locktop.kind.wait.count", 0, PM_TYPE_U64, kind_indom, PM_SEM_COUNTER, count, 1)
 metric("locktop.kind.wait.time", 1, PM_TYPE_U64, kind_indom, PM_SEM_COUNTER, ns, 1)
 
@@ -41,10 +55,33 @@ log.pmiAddInstance(lock_indom, "/srv/db/table.tdb:4096", 1)
 log.pmiAddInstance(kind_indom, "futex", 0)
 log.pmiAddInstance(kind_indom, "fcntl", 2)
 
+# The mutex's parties, in numbers: one holder, two waiters, times to
+# the nanosecond. Ranks beyond them are 0, as the agent sends them.
+mutex = "/srv/db/table.tdb+0x1040"
+parties = {"holder": [(4242, "writer", 7, 812345678)],
+           "waiter": [(5001, "reader", 60, 30000001), (5002, "scan", 40, 20000002)]}
+
+def put_parties():
+    for role, got in parties.items():
+        log.pmiPutValue("locktop.lock.party.n%ss" % role, mutex, str(len(got)))
+        for rank in range(1, 5):
+            pid, comm, n, t = got[rank - 1] if rank <= len(got) else (0, "", 0, 0)
+            name = "locktop.lock.party.%s%d." % (role, rank)
+            log.pmiPutValue(name + "pid", mutex, str(pid))
+            log.pmiPutValue(name + "comm", mutex, comm)
+            log.pmiPutValue(name + "count", mutex, str(n))
+            log.pmiPutValue(name + "time", mutex, str(t))
+    # Its text rounds; the numbers win.
+    log.pmiPutValue("locktop.lock.holders", mutex, "writer/4242 7 812.3ms")
+
 # Per second: the mutex 100 waits and 50 ms of waiting, the fcntl lock
 # 10 waits and 200 ms.
 t0 = 1767225600
 for i in range(samples):
+    put_parties()
+    log.pmiPutValue("locktop.lock.holders", "/srv/db/table.tdb:4096", "lockd/77 3 2.5ms")
+    log.pmiPutValue("locktop.lock.waited_by", "/srv/db/table.tdb:4096",
+                    "worker a/81 9 150ms, w/82 1 50us")
     log.pmiPutValue("locktop.lock.wait.count", "/srv/db/table.tdb+0x1040", str(100 * i))
     log.pmiPutValue("locktop.lock.wait.time", "/srv/db/table.tdb+0x1040", str(50000000 * i))
     log.pmiPutValue("locktop.lock.wait.max", "/srv/db/table.tdb+0x1040", "3000000")

@@ -33,6 +33,26 @@ jq -e '.final and .elapsed_s == 5 and
 	fail "final figures: $final"
 echo "ok: archive replay"
 
+# Holders and waiters: the mutex's from their numbers, exact; the fcntl
+# lock's from the text of an agent without them.
+jq -e -s '[.[] | select(.final != true)] | all(
+	    (.locks[] | select(.name == "/srv/db/table.tdb+0x1040") |
+	     .holders == [{"pid": 4242, "comm": "writer", "count": 7,
+			   "ns": 812345678}] and
+	     .waiters == [{"pid": 5001, "comm": "reader", "count": 60,
+			   "ns": 30000001},
+			  {"pid": 5002, "comm": "scan", "count": 40,
+			   "ns": 20000002}]) and
+	    (.locks[] | select(.name == "/srv/db/table.tdb:4096") |
+	     .holders == [{"pid": 77, "comm": "lockd", "count": 3,
+			   "ns": 2500000}] and
+	     .waiters == [{"pid": 81, "comm": "worker a", "count": 9,
+			   "ns": 150000000},
+			  {"pid": 82, "comm": "w", "count": 1, "ns": 50000}]))' \
+	"$tmpdir/a.json" >/dev/null ||
+	fail "holders and waiters: $(jq -c '.locks[] | {name, holders, waiters}' "$tmpdir/a.json" | head -2)"
+echo "ok: holders and waiters, in numbers and from text"
+
 # Text of the same archive
 "$locktop" --archive "$tmpdir/a" -b -d 2 >"$tmpdir/a.txt" || fail "text replay"
 grep -q '^locktop summary' "$tmpdir/a.txt" || fail "no summary: $(cat "$tmpdir/a.txt")"
