@@ -270,18 +270,90 @@ void lt_collector_tend(struct lt_collector *c);
 void lt_collector_close(struct lt_collector *c);
 
 /*
- * The n locks with the largest wait time (delta or total) among those
- * for which filter (NULL: lock kinds only) is true, worst first, into
- * out (room for n). *other receives the sum of the rest. Returns how
- * many were written.
+ * ---- Figures (figures.c): one definition for every consumer ----
+ *
+ * Batch text and JSON, the screen, records, diff and the PCP agent
+ * decide with these which locks to show, in which order, and how
+ * figures add up, so that one snapshot shows the same locks in each
+ * (docs/design.md, "Which locks are shown").
+ */
+
+/* What a view of a snapshot shows. */
+struct lt_view {
+	bool totals; /* the whole run's figures (total), not delta */
+	bool all_kinds; /* event waits (futex-cond) too, not lock kinds only */
+};
+
+/* The figures of l for the period: the whole run's, or the interval's. */
+const struct lt_figures *lt_lock_figures(const struct lt_lock *l, bool totals);
+
+/*
+ * Whether any count or time of f moved: a wait, an acquisition, a
+ * conflict, a refused try-lock or deadlock, hold time, I/O under the
+ * lock, a wake, or a wait's outcome.
+ */
+bool lt_figures_active(const struct lt_figures *f);
+
+/*
+ * A lock worth showing, whatever its kind: its figures for the period
+ * are active (lt_figures_active()), or a thread is blocked on it now.
+ */
+bool lt_lock_worth_showing(const struct lt_lock *l, bool totals);
+
+/* A kind a view shows: a lock kind, or any with all_kinds. */
+bool lt_kind_in_view(enum lt_kind kind, bool all_kinds);
+
+/* A lock a view shows: worth showing, of a kind the view shows. */
+bool lt_lock_shown(const struct lt_lock *l, const struct lt_view *v);
+
+/*
+ * The order of locks, worst first: the longer wait time, then the more
+ * waits, then the lower id. Negative when a comes before b, positive
+ * when after, 0 for the same lock.
+ */
+int lt_lock_order(const struct lt_lock *a, const struct lt_lock *b,
+		  bool totals);
+
+/*
+ * The locks v shows, in lt_lock_order(): the first n into out (room for
+ * n), the figures of the others added into *other (NULL: not wanted).
+ * Returns how many v shows in all, of which the first n, or all when
+ * fewer, were written.
+ */
+size_t lt_snapshot_shown(const struct lt_snapshot *s, const struct lt_view *v,
+			 size_t n, const struct lt_lock **out,
+			 struct lt_figures *other);
+
+/*
+ * The first n in lt_lock_order() of the locks for which filter is true
+ * (NULL: those lt_lock_shown() shows of lock kinds), into out (room for
+ * n). *other (NULL: not wanted) receives the sum of the rest. Returns
+ * how many were written.
  */
 size_t lt_snapshot_top(const struct lt_snapshot *s, bool totals, size_t n,
 		       bool (*filter)(const struct lt_lock *l, void *arg),
 		       void *arg, const struct lt_lock **out,
 		       struct lt_figures *other);
 
-/* Human form of a duration in ns, e.g. "812.3ms", into buf. */
-const char *lt_format_ns(uint64_t ns, char *buf, size_t len);
+/*
+ * Adds f into to, as one lock's figures add into another's or into a
+ * sum: counts, times and histograms add up, maxima take the larger.
+ */
+void lt_figures_add(struct lt_figures *to, const struct lt_figures *f);
+
+/* Adds a lock's figures into its kind's totals. */
+void lt_kind_figures_add(struct lt_kind_figures *to,
+			 const struct lt_figures *f);
+
+/*
+ * The totals by kind: the snapshot's own, or, from a source that keeps
+ * none (all zero), the sums of its locks by lt_kind_figures_add().
+ */
+void lt_snapshot_kinds(const struct lt_snapshot *s, bool totals,
+		       struct lt_kind_figures out[LT_KIND_NR]);
+
+/* The value below which the given fraction of a histogram's counts fall. */
+uint64_t lt_hist_quantile(const uint64_t *hist, size_t buckets, double q);
 
 /*
  * A wait-time quantile of f: the histogram's bucket bound, never above
@@ -298,8 +370,8 @@ uint64_t lt_hold_estimate(uint64_t skipped, uint64_t samples,
 			  uint64_t sample_ns, uint64_t all_samples,
 			  uint64_t all_sample_ns);
 
-/* The value below which the given fraction of a histogram's counts fall. */
-uint64_t lt_hist_quantile(const uint64_t *hist, size_t buckets, double q);
+/* Human form of a duration in ns, e.g. "812.3ms", into buf. */
+const char *lt_format_ns(uint64_t ns, char *buf, size_t len);
 
 /* Threads of a live process, from /proc/PID/stat; 1 when it is gone. */
 size_t lt_proc_threads(pid_t pid);

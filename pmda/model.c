@@ -77,6 +77,7 @@ struct ranked {
 	uint64_t tie; /* larger first when scores are equal */
 	uint64_t order; /* then smaller first: stable */
 	size_t index;
+	const struct lt_lock *lock; /* a lock's: ties in lt_lock_order() */
 };
 
 static int ranked_cmp(const void *a, const void *b)
@@ -85,6 +86,8 @@ static int ranked_cmp(const void *a, const void *b)
 
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
+	if (x->lock && y->lock)
+		return lt_lock_order(x->lock, y->lock, true);
 	if (x->tie != y->tie)
 		return x->tie > y->tie ? -1 : 1;
 	if (x->order != y->order)
@@ -101,6 +104,7 @@ struct rank_input {
 	double weight;
 	uint64_t tie;
 	bool eligible;
+	const struct lt_lock *lock; /* NULL but for locks */
 };
 
 static int rank(struct ltpm_scores *scores, double decay,
@@ -127,6 +131,7 @@ static int rank(struct ltpm_scores *scores, double decay,
 		out[k].tie = in[i].tie;
 		out[k].order = in[i].key;
 		out[k].index = i;
+		out[k].lock = in[i].lock;
 		k++;
 	}
 	scores_free(scores);
@@ -176,27 +181,6 @@ void ltpm_model_set_top(struct ltpm_model *m, size_t top_n)
 	m->top_n = top_n;
 }
 
-static void add_figures(struct lt_figures *sum, const struct lt_figures *d)
-{
-	sum->waits += d->waits;
-	sum->wait_ns += d->wait_ns;
-	sum->acquires += d->acquires;
-	sum->contended += d->contended;
-	sum->trylock_failures += d->trylock_failures;
-	sum->hold_ns += d->hold_ns;
-	sum->holds_estimated += d->holds_estimated;
-	sum->io_under_lock_ns += d->io_under_lock_ns;
-	sum->wakes += d->wakes;
-	sum->timeouts += d->timeouts;
-	sum->interrupted += d->interrupted;
-	sum->value_changed += d->value_changed;
-	sum->owner_died += d->owner_died;
-	if (d->max_wait_ns > sum->max_wait_ns)
-		sum->max_wait_ns = d->max_wait_ns;
-	if (d->max_hold_ns > sum->max_hold_ns)
-		sum->max_hold_ns = d->max_hold_ns;
-}
-
 static void add_hist(uint64_t *sum, const uint64_t *d)
 {
 	int b;
@@ -207,14 +191,8 @@ static void add_hist(uint64_t *sum, const uint64_t *d)
 
 void ltpm_lock_add(struct lt_lock *sum, const struct lt_lock *l)
 {
-	add_figures(&sum->total, &l->total);
-	add_figures(&sum->delta, &l->delta);
-	sum->total.deadlocks += l->total.deadlocks;
-	sum->delta.deadlocks += l->delta.deadlocks;
-	add_hist(sum->total.wait_hist, l->total.wait_hist);
-	add_hist(sum->total.hold_hist, l->total.hold_hist);
-	add_hist(sum->delta.wait_hist, l->delta.wait_hist);
-	add_hist(sum->delta.hold_hist, l->delta.hold_hist);
+	lt_figures_add(&sum->total, &l->total);
+	lt_figures_add(&sum->delta, &l->delta);
 	sum->waiters_now += l->waiters_now;
 }
 
@@ -242,6 +220,14 @@ static int ensure_room(struct ltpm_model *m, size_t n)
 	return 0;
 }
 
+bool ltpm_lock_eligible(const struct lt_lock *l)
+{
+	/* Counters for the whole run: the run's figures decide. */
+	struct lt_view v = { .totals = true };
+
+	return lt_lock_shown(l, &v);
+}
+
 static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 			double decay)
 {
@@ -260,7 +246,8 @@ static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 		in[i].key = l->id;
 		in[i].weight = (double)l->delta.wait_ns;
 		in[i].tie = l->total.wait_ns;
-		in[i].eligible = lt_kind_is_lock(l->kind);
+		in[i].eligible = ltpm_lock_eligible(l);
+		in[i].lock = l;
 		if (in[i].eligible) {
 			add_hist(m->hist_wait, l->delta.wait_hist);
 			add_hist(m->hist_hold, l->delta.hold_hist);
@@ -280,15 +267,16 @@ static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 			m->locks[i] = l;
 			continue;
 		}
-		add_figures(&m->other.delta, &l->delta);
+		lt_figures_add(&m->other.delta, &l->delta);
 		m->other.waiters_now += l->waiters_now;
 		if (l->total.max_wait_ns > m->other.total.max_wait_ns)
 			m->other.total.max_wait_ns = l->total.max_wait_ns;
 		if (l->total.max_hold_ns > m->other.total.max_hold_ns)
 			m->other.total.max_hold_ns = l->total.max_hold_ns;
 	}
-	/* add_figures() also raises the all-time maxima by the interval's. */
-	add_figures(&m->other.total, &m->other.delta);
+	/* lt_figures_add() also raises the all-time maxima by the
+	 * interval's. */
+	lt_figures_add(&m->other.total, &m->other.delta);
 	m->n_locks = kept;
 done:
 	free(in);

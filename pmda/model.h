@@ -49,7 +49,7 @@ struct ltpm_model {
 	 */
 	struct lt_lock other;
 
-	/* Histograms of every lock-kind lock, summed over the agent's life. */
+	/* Histograms of every eligible lock, summed over the agent's life. */
 	uint64_t hist_wait[LT_HIST_BUCKETS];
 	uint64_t hist_hold[LT_HIST_BUCKETS];
 	uint64_t hist_io[LT_HIST_BUCKETS];
@@ -74,6 +74,13 @@ int ltpm_model_update(struct ltpm_model *m, const struct lt_snapshot *s);
  * counters built from them keep growing.
  */
 void ltpm_model_forget(struct ltpm_model *m);
+
+/*
+ * Whether l can be a lock instance: a lock lt_lock_shown() shows for the
+ * whole run, of a lock kind. The N best by score are kept, ties going in
+ * lt_lock_order(); the others add up in "other".
+ */
+bool ltpm_lock_eligible(const struct lt_lock *l);
 
 /* Clamps and sets N; the next update applies it. */
 void ltpm_model_set_top(struct ltpm_model *m, size_t top_n);

@@ -90,7 +90,7 @@ static int compare(struct cmp *c)
 	for (k = DIFF_KIND_ALL; k < LT_KIND_NR; k++) {
 		struct row *r = &c->kinds[c->n_kinds];
 
-		if (k >= 0 && !c->all_kinds && !lt_kind_is_lock(k))
+		if (k >= 0 && !lt_kind_in_view(k, c->all_kinds))
 			continue;
 		r->kind = k;
 		snprintf(r->label, sizeof(r->label), "%s",
@@ -113,7 +113,7 @@ static int compare(struct cmp *c)
 			const struct rec_lock *l = &f->locks[i];
 			struct row *r;
 
-			if (!c->all_kinds && !lt_kind_is_lock(l->kind))
+			if (!lt_kind_in_view(l->kind, c->all_kinds))
 				continue;
 			/* Seen before already: the after side is filled. */
 			if (s == 1 && rec_set_find(&c->rec[0]->final, l->key))

@@ -278,10 +278,12 @@ static void fig_json(json_object *o, const struct rec_fig *f)
 	json_object_object_add(o, "wait_hist", h);
 }
 
-static bool lt_fig_active(const struct lt_figures *f)
+bool record_keeps(const struct lt_lock *l, bool totals)
 {
-	return f->waits || f->wait_ns || f->acquires || f->contended ||
-	       f->trylock_failures || f->hold_ns || f->io_under_lock_ns;
+	/* Every kind: locktop diff leaves event waits out unless asked. */
+	struct lt_view v = { .totals = totals, .all_kinds = true };
+
+	return (unsigned int)l->kind < LT_KIND_NR && lt_lock_shown(l, &v);
 }
 
 /* One interval (deltas) or the totals, as a JSON object. */
@@ -290,22 +292,21 @@ static json_object *set_json(const struct lt_snapshot *s, bool totals)
 	json_object *o = json_object_new_object();
 	json_object *locks = json_object_new_array();
 	json_object *kinds = json_object_new_object();
-	struct rec_fig kf[LT_KIND_NR], lf;
-	bool active[LT_KIND_NR] = { false };
+	struct lt_figures kf[LT_KIND_NR];
+	struct rec_fig rf;
 	size_t i;
 	int k;
 
 	memset(kf, 0, sizeof(kf));
 	for (i = 0; i < s->n_locks; i++) {
 		const struct lt_lock *l = &s->locks[i];
-		const struct lt_figures *f = totals ? &l->total : &l->delta;
+		const struct lt_figures *f = lt_lock_figures(l, totals);
 		json_object *lo;
 
-		if (!lt_fig_active(f) || (unsigned int)l->kind >= LT_KIND_NR)
+		if (!record_keeps(l, totals))
 			continue;
-		fig_from_lt(&lf, f);
-		rec_fig_add(&kf[l->kind], &lf);
-		active[l->kind] = true;
+		lt_figures_add(&kf[l->kind], f);
+		fig_from_lt(&rf, f);
 		lo = json_object_new_object();
 		json_object_object_add(lo, "key",
 				       json_object_new_string(l->key));
@@ -314,16 +315,18 @@ static json_object *set_json(const struct lt_snapshot *s, bool totals)
 		json_object_object_add(
 			lo, "kind",
 			json_object_new_string(lt_kind_name(l->kind)));
-		fig_json(lo, &lf);
+		fig_json(lo, &rf);
 		json_object_array_add(locks, lo);
 	}
+	/* A kind that did anything: the sum of its locks' figures. */
 	for (k = 0; k < LT_KIND_NR; k++) {
 		json_object *ko;
 
-		if (!active[k])
+		if (!lt_figures_active(&kf[k]))
 			continue;
+		fig_from_lt(&rf, &kf[k]);
 		ko = json_object_new_object();
-		fig_json(ko, &kf[k]);
+		fig_json(ko, &rf);
 		json_object_object_add(kinds, lt_kind_name(k), ko);
 	}
 	json_object_object_add(o, "time", json_object_new_double(s->time));

@@ -54,6 +54,11 @@ int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 		    size_t err_len);
 /* Removes the temporary file and frees r. */
 void recorder_abort(struct recorder *r);
+/*
+ * Whether a set of totals (or of an interval's deltas) holds l: every
+ * lock lt_lock_shown() shows, of every kind.
+ */
+bool record_keeps(const struct lt_lock *l, bool totals);
 
 /* ---- reading ---- */
 
@@ -89,7 +94,10 @@ struct rec_fig {
 	uint64_t wait_hist[LT_HIST_BUCKETS];
 };
 
-/* Adds b into a (sums, maxima, histograms). */
+/*
+ * Adds b into a, as lt_figures_add() adds a snapshot's figures, for the
+ * figures a record holds; a p99 without histograms takes the larger.
+ */
 void rec_fig_add(struct rec_fig *a, const struct rec_fig *b);
 /* One metric of a figure set; p99 comes from the histogram when known. */
 uint64_t rec_fig_metric(const struct rec_fig *f, enum rec_metric m);

@@ -164,7 +164,7 @@ void diff_row_fig(const struct rec_set *s, int kind, const char *key,
 		return;
 	}
 	for (k = 0; k < LT_KIND_NR; k++)
-		if (all_kinds || lt_kind_is_lock((enum lt_kind)k))
+		if (lt_kind_in_view((enum lt_kind)k, all_kinds))
 			rec_fig_add(out, &s->kinds[k]);
 }
 

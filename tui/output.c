@@ -8,60 +8,23 @@
 #include <json-c/json.h>
 #include "output.h"
 
-struct row {
-	const struct lt_lock *lock;
-	const struct lt_figures *fig;
-};
-
-struct rank_filter {
-	const struct output_opts *o;
-	bool totals;
-};
-
-static bool rank_wanted(const struct lt_lock *l, void *arg)
+int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
+		bool totals, const struct lt_lock ***rows, size_t *n_rows,
+		size_t *n_all)
 {
-	const struct rank_filter *rf = arg;
-	const struct lt_figures *f = rf->totals ? &l->total : &l->delta;
+	struct lt_view v = { .totals = totals, .all_kinds = o->all_kinds };
+	size_t want = o->limit ? o->limit : s->n_locks;
 
-	/* Contention that did not wait counts too: a refused try-lock, or a
-	 * cycle the kernel refused. */
-	return (f->waits || f->trylock_failures || f->deadlocks) &&
-	       (rf->o->all_kinds || lt_kind_is_lock(l->kind));
-}
-
-/*
- * The locks worth a row, worst first; *n is how many there are in all,
- * of which at most the limit are filled in. Caller frees.
- */
-static struct row *rank(const struct output_opts *o,
-			const struct lt_snapshot *s, bool totals, size_t *n)
-{
-	struct rank_filter rf = { .o = o, .totals = totals };
-	struct row *rows = calloc(s->n_locks ? s->n_locks : 1, sizeof(*rows));
-	const struct lt_lock **top;
-	size_t i, k = 0, want;
-
-	if (!rows)
-		return NULL;
-	for (i = 0; i < s->n_locks; i++)
-		if (rank_wanted(&s->locks[i], &rf))
-			k++;
-	*n = k;
-	want = o->limit && o->limit < k ? o->limit : k;
+	if (want > s->n_locks)
+		want = s->n_locks;
 	/* A bounded selection: sorting every lock would cost more than
 	 * reading them when only the top few are shown. */
-	top = calloc(want ? want : 1, sizeof(*top));
-	if (!top) {
-		free(rows);
-		return NULL;
-	}
-	want = lt_snapshot_top(s, totals, want, rank_wanted, &rf, top, NULL);
-	for (i = 0; i < want; i++) {
-		rows[i].lock = top[i];
-		rows[i].fig = totals ? &top[i]->total : &top[i]->delta;
-	}
-	free(top);
-	return rows;
+	*rows = calloc(want ? want : 1, sizeof(**rows));
+	if (!*rows)
+		return -ENOMEM;
+	*n_all = lt_snapshot_shown(s, &v, want, *rows, NULL);
+	*n_rows = *n_all < want ? *n_all : want;
+	return 0;
 }
 
 static json_object *j_u64(uint64_t v)
@@ -100,10 +63,9 @@ static json_object *drops_json(const struct lt_snapshot *s, bool totals)
 	return o;
 }
 
-static json_object *lock_json(const struct row *r)
+static json_object *lock_json(const struct lt_lock *l, bool totals)
 {
-	const struct lt_lock *l = r->lock;
-	const struct lt_figures *f = r->fig;
+	const struct lt_figures *f = lt_lock_figures(l, totals);
 	json_object *o = json_object_new_object();
 	json_object *pids = json_object_new_array();
 	json_object *holder = NULL;
@@ -162,31 +124,11 @@ static json_object *lock_json(const struct row *r)
 
 static json_object *kinds_json(const struct lt_snapshot *s, bool totals)
 {
-	const struct lt_kind_figures *kf = totals ? s->kind_total :
-						    s->kind_delta;
 	struct lt_kind_figures sum[LT_KIND_NR];
 	json_object *o = json_object_new_object();
-	bool any = false;
-	size_t i;
 	int k;
 
-	for (k = 0; k < LT_KIND_NR; k++) {
-		sum[k] = kf[k];
-		any = any || kf[k].waits || kf[k].wait_ns;
-	}
-	/* A source that does not sum per kind: sum the locks here. */
-	if (!any) {
-		for (i = 0; i < s->n_locks; i++) {
-			const struct lt_lock *l = &s->locks[i];
-			const struct lt_figures *f = totals ? &l->total :
-							      &l->delta;
-
-			if ((unsigned int)l->kind >= LT_KIND_NR)
-				continue;
-			sum[l->kind].waits += f->waits;
-			sum[l->kind].wait_ns += f->wait_ns;
-		}
-	}
+	lt_snapshot_kinds(s, totals, sum);
 	for (k = 0; k < LT_KIND_NR; k++) {
 		json_object *v = json_object_new_object();
 
@@ -343,20 +285,18 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 {
 	json_object *root = json_object_new_object();
 	json_object *locks = json_object_new_array();
-	struct row *rows;
-	size_t n, i;
-	int ret = 0;
+	const struct lt_lock **rows;
+	size_t n, all, i;
+	int ret;
 
-	rows = rank(o, s, totals, &n);
-	if (!rows) {
+	ret = output_rank(o, s, totals, &rows, &n, &all);
+	if (ret) {
 		json_object_put(root);
 		json_object_put(locks);
-		return -ENOMEM;
+		return ret;
 	}
-	if (o->limit && n > o->limit)
-		n = o->limit;
 	for (i = 0; i < n; i++)
-		json_object_array_add(locks, lock_json(&rows[i]));
+		json_object_array_add(locks, lock_json(rows[i], totals));
 	free(rows);
 
 	json_object_object_add(root, "time", json_object_new_double(s->time));
@@ -401,10 +341,9 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	return ret;
 }
 
-static void print_row(FILE *out, const struct row *r)
+static void print_row(FILE *out, const struct lt_lock *l, bool totals)
 {
-	const struct lt_lock *l = r->lock;
-	const struct lt_figures *f = r->fig;
+	const struct lt_figures *f = lt_lock_figures(l, totals);
 	char total[16], avg[16], max[16], proc[48];
 
 	snprintf(proc, sizeof(proc), "%s/%d", l->comm,
@@ -424,20 +363,21 @@ static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
 		     bool totals, int exit_status)
 {
 	FILE *out = o->out;
-	struct row *rows;
+	const struct lt_lock **rows;
 	char when[32];
 	time_t t = (time_t)s->time;
 	struct tm tm;
-	size_t n, i, shown;
+	size_t n, shown, i;
+	int ret;
 
-	rows = rank(o, s, totals, &n);
-	if (!rows)
-		return -ENOMEM;
+	ret = output_rank(o, s, totals, &rows, &shown, &n);
+	if (ret)
+		return ret;
 	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
 	if (totals) {
 		fprintf(out,
 			"locktop summary - %s - whole run %.2fs - %zu "
-			"lock%s waited on - drops %" PRIu64,
+			"lock%s active - drops %" PRIu64,
 			when, s->elapsed_s, n, n == 1 ? "" : "s",
 			s->drops_total);
 		if (exit_status >= 0)
@@ -446,15 +386,14 @@ static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
 	} else {
 		fprintf(out,
 			"locktop - %s - interval %.2fs - %zu lock%s "
-			"waited on - drops %" PRIu64 "\n",
+			"active - drops %" PRIu64 "\n",
 			when, s->interval_s, n, n == 1 ? "" : "s",
 			s->drops_delta);
 	}
 	fprintf(out, "%-36s %-10s %9s %10s %9s %9s  %s\n", "LOCK", "KIND",
 		"WAITS", "TOTAL WAIT", "AVG", "MAX", "PROCESS");
-	shown = o->limit && n > o->limit ? o->limit : n;
 	for (i = 0; i < shown; i++)
-		print_row(out, &rows[i]);
+		print_row(out, rows[i], totals);
 	if (shown < n)
 		fprintf(out, "... %zu more (--limit 0 shows all)\n", n - shown);
 	fputc('\n', out);

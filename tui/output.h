@@ -14,6 +14,17 @@ struct output_opts {
 	size_t limit; /* rows per table; 0 means all */
 };
 
+/*
+ * The locks a table or JSON object of s lists, in lt_lock_order(): those
+ * lt_lock_shown() shows (all kinds with o->all_kinds), the first
+ * o->limit of them (0: all). *rows gets an array of *n_rows that the
+ * caller frees, *n_all how many are shown in all (more when the limit
+ * cut). Returns 0 or -ENOMEM.
+ */
+int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
+		bool totals, const struct lt_lock ***rows, size_t *n_rows,
+		size_t *n_all);
+
 /* One interval: its deltas. */
 int output_interval(const struct output_opts *o, const struct lt_snapshot *s);
 

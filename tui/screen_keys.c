@@ -155,7 +155,7 @@ static void next_kind(struct screen *sc)
 			sc->kind_filter = -1;
 			break;
 		}
-	} while (!sc->o.all_kinds && !lt_kind_is_lock(sc->kind_filter));
+	} while (!lt_kind_in_view(sc->kind_filter, sc->o.all_kinds));
 	sc->sel[sc->view] = 0;
 	sc->sel_ident[sc->view] = 0;
 }

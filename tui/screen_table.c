@@ -29,17 +29,18 @@ static bool lock_has_pid(const struct lt_lock *l, pid_t pid)
 	return l->holder == pid;
 }
 
+/* The locks batch output shows (lt_lock_shown()), then the filters. */
 static bool lock_shown(const struct screen *sc, const struct lt_lock *l)
 {
-	const struct lt_figures *f = col_lock_fig(&sc->cx, l);
+	struct lt_view v = { .totals = sc->cx.cumulative,
+			     .all_kinds = sc->o.all_kinds };
 
-	if (!f->waits && !f->contended && !f->trylock_failures &&
-	    !l->waiters_now)
-		return false;
 	if (sc->kind_filter >= 0) {
-		if ((int)l->kind != sc->kind_filter)
+		/* The kind asked for, which may be an event wait's. */
+		if ((int)l->kind != sc->kind_filter ||
+		    !lt_lock_worth_showing(l, v.totals))
 			return false;
-	} else if (!sc->o.all_kinds && !lt_kind_is_lock(l->kind)) {
+	} else if (!lt_lock_shown(l, &v)) {
 		return false;
 	}
 	if (sc->filter[0] && !strcasestr(l->name, sc->filter))
@@ -115,6 +116,10 @@ static int cmp_rows(const void *a, const void *b)
 		if (c->text)
 			r = -r;
 	}
+	/* Ties in the order of batch output, so that the first rows by
+	 * wait time are its rows. */
+	if (!r && sc->view == VIEW_LOCKS)
+		r = lt_lock_order(x->item, y->item, sc->cx.cumulative);
 	if (!r)
 		r = x->ident < y->ident ? -1 : x->ident > y->ident;
 	return sc->reverse[sc->view] ? -r : r;
