@@ -61,6 +61,14 @@ check_ground_truth() {
 	else
 		rule("only adaptive counts its own FUTEX_WAIT calls"; .futex_waits == 0 and .sleep_ns == 0)
 	end,
+	if .lock == "spin" or .lock == "adaptive" then
+		rule("per-lock spin CPU time adds up"; sum(.locks[].spin_cpu_ns) == .spin_cpu_ns),
+		rule("spin CPU time only when contended";
+		     [.locks[] | .contended > 0 or .spin_cpu_ns == 0] | all)
+	else
+		rule("only spin and adaptive spin"; .spin_cpu_ns == 0 and
+		     ([.locks[] | has("spin_cpu_ns") | not] | all))
+	end,
 	rule("every lock row is consistent"; [.locks[] | .contended <= .acquires and (.contended > 0 or .wait_ns == 0)] | all),
 	if .lock == "flock" then
 		rule("flock has one whole-file lock at offset 0";

@@ -167,6 +167,9 @@ struct lb_lockstat {
 	/* adaptive only: the part of the waits spent in FUTEX_WAIT */
 	uint64_t futex_waits; /* FUTEX_WAIT calls */
 	uint64_t sleep_ns; /* time inside those calls */
+	/* spin and adaptive: the waiter's own CPU time while it spun, a
+	 * part of wait_ns (adaptive: before its first FUTEX_WAIT) */
+	uint64_t spin_cpu_ns;
 	uint64_t hold_ns; /* from the acquire's return to the release's call */
 	/* from the granted call's start to the release's return: the
 	 * hold as the lock saw it lies between hold_ns and this */
@@ -267,6 +270,7 @@ struct lb_result {
 	uint64_t slept;
 	uint64_t futex_waits;
 	uint64_t sleep_ns;
+	uint64_t spin_cpu_ns;
 	uint64_t hold_ns;
 	uint64_t hold_span_ns;
 	uint64_t wait_max;
@@ -322,6 +326,7 @@ struct lb_worker {
 
 /* util.c */
 uint64_t lb_now_ns(void);
+uint64_t lb_thread_cpu_ns(void);
 long lb_thread_vcsw(void);
 uint64_t lb_rand(uint64_t *state);
 uint64_t lb_seed_mix(uint64_t seed, uint64_t stream);

@@ -216,24 +216,51 @@ static bool cas(uint32_t *word, uint32_t from, uint32_t to)
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-/* Test-and-test-and-set: the word holds the owner's tid, 0 when free. */
+/*
+ * Test-and-test-and-set: the word holds the owner's tid, 0 when free.
+ * Only a contended acquisition gets here, so only it pays for the two
+ * reads of the thread's CPU clock around its spin.
+ */
 static int spin_wait(struct lb_worker *w, unsigned idx, uint64_t t0)
 {
 	uint32_t *word = lock_word(w->run, idx);
+	uint64_t cpu0 = lb_thread_cpu_ns();
 	unsigned backoff = 1, rounds = 0;
+	int r = ACQ_OK;
 	uint32_t v;
 
 	for (;;) {
 		v = __atomic_load_n(word, __ATOMIC_RELAXED);
 		if (v == 0 && cas(word, 0, (uint32_t)w->tid))
-			return ACQ_OK;
+			break;
 		for (unsigned i = 0; i < backoff; i++)
 			lb_cpu_relax();
 		if (backoff < SPIN_BACKOFF_MAX)
 			backoff <<= 1;
-		if ((++rounds & 15) == 0 && give_up(w, idx, t0, (pid_t)v))
-			return ACQ_ABORT;
+		if ((++rounds & 15) == 0 && give_up(w, idx, t0, (pid_t)v)) {
+			r = ACQ_ABORT;
+			break;
+		}
 	}
+	w->ls[idx].spin_cpu_ns += lb_thread_cpu_ns() - cpu0;
+	return r;
+}
+
+/* adaptive's bounded spin, timed on the thread's CPU clock. */
+static bool adaptive_spin(struct lb_worker *w, unsigned idx)
+{
+	uint32_t *word = lock_word(w->run, idx);
+	uint64_t cpu0 = lb_thread_cpu_ns();
+	bool got = false;
+
+	for (int i = 0; i < ADAPTIVE_SPINS && !got; i++) {
+		got = __atomic_load_n(word, __ATOMIC_RELAXED) == 0 &&
+		      cas(word, 0, 1);
+		if (!got)
+			lb_cpu_relax();
+	}
+	w->ls[idx].spin_cpu_ns += lb_thread_cpu_ns() - cpu0;
+	return got;
 }
 
 /*
@@ -249,12 +276,8 @@ static int adaptive_wait(struct lb_worker *w, unsigned idx, uint64_t t0)
 	bool slept = false;
 	struct timespec nap = { .tv_nsec = FUTEX_NAP_NS };
 
-	for (int i = 0; i < ADAPTIVE_SPINS; i++) {
-		if (__atomic_load_n(word, __ATOMIC_RELAXED) == 0 &&
-		    cas(word, 0, 1))
-			return ACQ_OK;
-		lb_cpu_relax();
-	}
+	if (adaptive_spin(w, idx))
+		return ACQ_OK;
 	while (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) != 0) {
 		uint64_t s0 = lb_now_ns();
 		long r = futex(word, FUTEX_WAIT, 2, &nap);

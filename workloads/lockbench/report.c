@@ -8,6 +8,12 @@
 
 #define TOP_LOCKS 5
 
+/* The backends whose waiters spin, and so have spin_cpu_ns. */
+static bool spins(const struct lb_config *cfg)
+{
+	return cfg->lock == LB_LOCK_SPIN || cfg->lock == LB_LOCK_ADAPTIVE;
+}
+
 static const struct lb_lockstat *lock_totals(const struct lb_run *run)
 {
 	/* Row 0 holds the per-lock sums once the run is merged. */
@@ -66,12 +72,36 @@ static void stuck_message(const struct lb_run *run, FILE *f)
 		lb_lock_names[run->cfg->lock]);
 }
 
+/* The most contended locks, with what their waiters spun on the CPU. */
+static void report_top_locks(const struct lb_run *run)
+{
+	const struct lb_lockstat *ls = lock_totals(run);
+	unsigned top[TOP_LOCKS], ntop;
+	char a[32];
+
+	ntop = top_locks(run, top);
+	if (ntop)
+		printf("most contended locks:\n");
+	for (unsigned i = 0; i < ntop; i++) {
+		char name[32];
+
+		lb_lock_name(run, top[i], name, sizeof(name));
+		lb_format_ns(a, sizeof(a), ls[top[i]].wait_ns);
+		printf("  %-14s offset %-10llu %8llu acquires %8llu contended  %s waited",
+		       name, (unsigned long long)lb_lock_offset(run, top[i]),
+		       (unsigned long long)ls[top[i]].acquires,
+		       (unsigned long long)ls[top[i]].contended, a);
+		lb_format_ns(a, sizeof(a), ls[top[i]].spin_cpu_ns);
+		if (spins(run->cfg))
+			printf(", %s spun", a);
+		printf("\n");
+	}
+}
+
 void lb_report_human(const struct lb_run *run)
 {
 	const struct lb_config *cfg = run->cfg;
 	const struct lb_result *res = &run->res;
-	const struct lb_lockstat *ls = lock_totals(run);
-	unsigned top[TOP_LOCKS], ntop;
 	char a[32], b[32], c[32];
 
 	printf("lockbench: %ld %s x %ld loops, lock %s, io %s, hash %ld, keys %llu, seed %llu\n",
@@ -107,19 +137,15 @@ void lb_report_human(const struct lb_run *run)
 	lb_format_ns(c, sizeof(c), res->wait_max);
 	printf("wait      p50 %s, p99 %s, max %s (contended acquisitions)\n", a,
 	       b, c);
-	ntop = top_locks(run, top);
-	if (ntop)
-		printf("most contended locks:\n");
-	for (unsigned i = 0; i < ntop; i++) {
-		char name[32];
-
-		lb_lock_name(run, top[i], name, sizeof(name));
-		lb_format_ns(a, sizeof(a), ls[top[i]].wait_ns);
-		printf("  %-14s offset %-10llu %8llu acquires %8llu contended  %s waited\n",
-		       name, (unsigned long long)lb_lock_offset(run, top[i]),
-		       (unsigned long long)ls[top[i]].acquires,
-		       (unsigned long long)ls[top[i]].contended, a);
+	if (spins(cfg)) {
+		lb_format_ns(a, sizeof(a), res->spin_cpu_ns);
+		printf("spin      %s on CPU while spinning (%.1f%% of the wait)\n",
+		       a,
+		       res->wait_ns ? 100.0 * (double)res->spin_cpu_ns /
+					      (double)res->wait_ns :
+				      0.0);
 	}
+	report_top_locks(run);
 	printf("records   %llu (%llu inserts - %llu deletes), %llu free\n",
 	       (unsigned long long)res->records,
 	       (unsigned long long)res->inserts,
@@ -216,6 +242,8 @@ static json_object *json_locks(const struct lb_run *run)
 			add(l, "futex_waits", u64(ls[i].futex_waits));
 			add(l, "sleep_ns", u64(ls[i].sleep_ns));
 		}
+		if (spins(cfg))
+			add(l, "spin_cpu_ns", u64(ls[i].spin_cpu_ns));
 		json_object_array_add(arr, l);
 	}
 	return arr;
@@ -260,6 +288,7 @@ void lb_report_json(const struct lb_run *run)
 	add(o, "slept", u64(res->slept));
 	add(o, "futex_waits", u64(res->futex_waits));
 	add(o, "sleep_ns", u64(res->sleep_ns));
+	add(o, "spin_cpu_ns", u64(res->spin_cpu_ns));
 	add(o, "hold_ns", u64(res->hold_ns));
 	add(o, "hold_span_ns", u64(res->hold_span_ns));
 	add(o, "wait_p50_ns", u64(res->wait_p50));

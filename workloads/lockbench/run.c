@@ -521,6 +521,7 @@ static void merge_stats(struct lb_run *run)
 			run->ls[l].slept += row[l].slept;
 			run->ls[l].futex_waits += row[l].futex_waits;
 			run->ls[l].sleep_ns += row[l].sleep_ns;
+			run->ls[l].spin_cpu_ns += row[l].spin_cpu_ns;
 			run->ls[l].hold_ns += row[l].hold_ns;
 			run->ls[l].hold_span_ns += row[l].hold_span_ns;
 		}
@@ -532,6 +533,7 @@ static void merge_stats(struct lb_run *run)
 		res->slept += run->ls[l].slept;
 		res->futex_waits += run->ls[l].futex_waits;
 		res->sleep_ns += run->ls[l].sleep_ns;
+		res->spin_cpu_ns += run->ls[l].spin_cpu_ns;
 		res->hold_ns += run->ls[l].hold_ns;
 		res->hold_span_ns += run->ls[l].hold_span_ns;
 	}

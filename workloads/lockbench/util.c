@@ -52,6 +52,15 @@ uint64_t lb_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The calling thread's CPU time, user and system, in nanoseconds. */
+uint64_t lb_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* splitmix64: tiny, fast, and every seed gives a full-period stream. */
 uint64_t lb_rand(uint64_t *state)
 {
