@@ -12,12 +12,16 @@
 # An event is one futex call (mutex) or one fcntl lock call (fcntl); ns
 # per event sums every program of that tracer that ran. Phases alternate
 # over ROUNDS rounds and the medians are printed; then, per probe, each
-# of locktop's programs with its own ns per run.
+# of locktop's programs with its own ns per run. With BEFORE_BUILD, a
+# second locktop (an earlier tree's, say) runs in the same rounds as the
+# column `before`, so that a change is judged against what it replaced
+# on the same machine at the same time.
 #
-#   bench/probe-cost.sh [BUILD_DIR] [ROUNDS]
+#   bench/probe-cost.sh [BUILD_DIR] [ROUNDS] [BEFORE_BUILD]
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
+before=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 lockbench=$build/workloads/lockbench
@@ -74,7 +78,7 @@ calls_of() {
 # The programs a tracer loads, by name.
 ours() {
 	case $1 in
-	locktop) echo '^lt_(futex|futex2|fcntl|posix|flock|fork|exit|pread|pwrite)' ;;
+	locktop | before) echo '^lt_(futex|futex2|fcntl|posix|flock|fork|exit|pread|pwrite)' ;;
 	*) echo 'futex|fcntl|posix_lock|setlk' ;;
 	esac
 }
@@ -82,11 +86,12 @@ ours() {
 start() {	# tracer backend
 	case $1 in
 	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
+	before) "$before/tui/locktop" -b -d 1 -o /dev/null & ;;
 	empty | clock) bpftrace "$tmp/$1-$2.bt" >/dev/null 2>&1 & ;;
 	bpftrace) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	esac
 	tracer=$!
-	if [ "$1" = locktop ]; then
+	if [ "$1" = locktop ] || [ "$1" = before ]; then
 		wait_progs '^lt_pwritev2_x$' # its last object, attached last
 	else
 		wait_progs "$(ours "$1")"
@@ -104,8 +109,8 @@ phase() {
 	local loops=2000 pattern n0 n1 t0 t1 c0 c1
 	[ "$2" = mutex ] && loops=10000
 	case $1:$2 in
-	locktop:mutex) pattern='^lt_futex_enter$' ;;
-	locktop:fcntl) pattern='^lt_fcntl_setlk$' ;;
+	locktop:mutex | before:mutex) pattern='^lt_futex_enter$' ;;
+	locktop:fcntl | before:fcntl) pattern='^lt_fcntl_setlk$' ;;
 	empty:fcntl | clock:fcntl) pattern='^fcntl_setlk$' ;;
 	*:mutex) pattern='^sys_enter_futex$' ;;
 	*:fcntl) pattern='^sys_enter_fcntl$' ;;
@@ -130,27 +135,30 @@ phase() {
 		if (n > 0) printf "%.0f\n", t / n; else print "nan" }'
 }
 
-printf '%-8s %12s %12s %12s %12s   (ns per event, median of %d)\n' \
-	backend locktop empty clock bpftrace "$rounds"
+cols="locktop${before:+ before} empty clock bpftrace"
+printf '%-8s' backend
+for t in $cols; do printf ' %12s' "$t"; done
+printf '   (ns per event, median of %d)\n' "$rounds"
 for backend in mutex fcntl; do
-	for t in locktop empty clock bpftrace; do : >"$tmp/$t"; done
+	for t in $cols; do : >"$tmp/$t"; done
 	for _ in $(seq "$rounds"); do
 		phase locktop "$backend" >>"$tmp/locktop"
+		[ -n "$before" ] && phase before "$backend" >>"$tmp/before"
 		if [ $have_bt = 1 ]; then
 			phase empty "$backend" >>"$tmp/empty"
 			phase clock "$backend" >>"$tmp/clock"
 			phase bpftrace "$backend" >>"$tmp/bpftrace"
 		fi
 	done
-	printf '%-8s %12s %12s %12s %12s\n' "$backend" \
-		"$(median <"$tmp/locktop")" "$(median <"$tmp/empty")" \
-		"$(median <"$tmp/clock")" "$(median <"$tmp/bpftrace")"
+	printf '%-8s' "$backend"
+	for t in $cols; do printf ' %12s' "$(median <"$tmp/$t")"; done
+	echo
 done
 
 # Per probe: each of locktop's programs that ran, its runs in the last
-# round and the median of its ns per run over the rounds.
-printf '\n%-8s %-18s %10s %10s   (locktop, each program)\n' backend program \
-	runs ns/run
+# round and the median of its ns per run over the rounds (and before's).
+printf '\n%-8s %-18s %10s %10s%s   (locktop, each program)\n' backend \
+	program runs ns/run "${before:+ $(printf '%10s' before)}"
 for backend in mutex fcntl; do
 	for prog in $(awk -v t="locktop:$backend" '$1 == t { print $2 }' \
 		"$tmp/per-prog" | sort -u); do
@@ -158,6 +166,10 @@ for backend in mutex fcntl; do
 			'$1 == t && $2 == p { r = $3 } END { print r }' "$tmp/per-prog")
 		ns=$(awk -v t="locktop:$backend" -v p="$prog" \
 			'$1 == t && $2 == p { print $4 }' "$tmp/per-prog" | median)
-		printf '%-8s %-18s %10s %10s\n' "$backend" "$prog" "$runs" "$ns"
+		printf '%-8s %-18s %10s %10s' "$backend" "$prog" "$runs" "$ns"
+		[ -n "$before" ] && printf ' %10s' "$(awk -v t="before:$backend" \
+			-v p="$prog" '$1 == t && $2 == p { print $4 }' \
+			"$tmp/per-prog" | median)"
+		echo
 	done
 done
