@@ -373,6 +373,17 @@ uint64_t lt_hold_estimate(uint64_t skipped, uint64_t samples,
 /* Human form of a duration in ns, e.g. "812.3ms", into buf. */
 const char *lt_format_ns(uint64_t ns, char *buf, size_t len);
 
+/*
+ * ---- Clocks (clock.c): one reading of time for every consumer ----
+ *
+ * Nanoseconds; callers that want seconds or milliseconds divide.
+ */
+
+/* CLOCK_MONOTONIC: for intervals, deadlines and ages. */
+uint64_t lt_mono_ns(void);
+/* CLOCK_REALTIME: since the epoch, for the time a figure was taken. */
+uint64_t lt_wall_ns(void);
+
 /* Threads of a live process, from /proc/PID/stat; 1 when it is gone. */
 size_t lt_proc_threads(pid_t pid);
 
