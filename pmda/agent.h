@@ -78,7 +78,7 @@ struct agent {
 
 	/* uid of each client context, from pmcd's attributes; -1: unknown */
 	int *ctx_uid;
-	int n_ctx;
+	size_t n_ctx;
 };
 
 extern struct agent a;
