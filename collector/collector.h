@@ -373,6 +373,35 @@ uint64_t lt_hold_estimate(uint64_t skipped, uint64_t samples,
 /* Human form of a duration in ns, e.g. "812.3ms", into buf. */
 const char *lt_format_ns(uint64_t ns, char *buf, size_t len);
 
+/*
+ * ---- Clocks (clock.c): one reading of time for every consumer ----
+ *
+ * Nanoseconds; callers that want seconds or milliseconds divide.
+ */
+
+/* CLOCK_MONOTONIC: for intervals, deadlines and ages. */
+uint64_t lt_mono_ns(void);
+/* CLOCK_REALTIME: since the epoch, for the time a figure was taken. */
+uint64_t lt_wall_ns(void);
+
+/*
+ * ---- Growable arrays (array.c) ----
+ */
+
+/*
+ * Grows *array, of *cap elements of elem bytes, to hold need at least:
+ * the room doubles, from 64, and what is new is zero-filled. Returns 0,
+ * or -ENOMEM with the array and *cap as they were.
+ */
+int lt_grow(void **array, size_t *cap, size_t need, size_t elem);
+/*
+ * Gives back most of an array that holds far fewer (n) than it could:
+ * when the least room from 64 doubling that holds twice n is half of
+ * *cap or less, the array shrinks to it. Without memory the larger
+ * array stays, as good.
+ */
+void lt_shrink(void **array, size_t *cap, size_t n, size_t elem);
+
 /* Threads of a live process, from /proc/PID/stat; 1 when it is gone. */
 size_t lt_proc_threads(pid_t pid);
 

@@ -68,7 +68,7 @@ void cost_window_open(struct lt_collector *c)
 		return;
 	for (i = 0; i < PROBE_NR; i++)
 		prog_stats(objs[i], &c->win_cnt[i], &c->win_ns[i]);
-	c->win_opened = mono_ns();
+	c->win_opened = lt_mono_ns();
 }
 
 /*
@@ -114,7 +114,7 @@ void cost_window_close(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
 					      c->fileio->obj };
-	uint64_t age = mono_ns() - c->win_opened, cnt, ns, most = 0;
+	uint64_t age = lt_mono_ns() - c->win_opened, cnt, ns, most = 0;
 	size_t i;
 
 	if (c->stats_fd < 0 || age < LT_STATS_WINDOW_MS * 1000000ULL)
@@ -129,7 +129,7 @@ void cost_window_close(struct lt_collector *c)
 	window_take(c, true);
 	close(c->stats_fd);
 	c->stats_fd = -1;
-	c->win_closed = mono_ns();
+	c->win_closed = lt_mono_ns();
 }
 
 /*
@@ -184,7 +184,7 @@ static void retry_settle(struct lt_collector *c)
 	bool thin;
 	size_t i;
 
-	while (mono_ns() - c->win_opened < LT_STATS_WINDOW_MS * 1000000ULL) {
+	while (lt_mono_ns() - c->win_opened < LT_STATS_WINDOW_MS * 1000000ULL) {
 		thin = false;
 		for (i = 0; i < PROBE_NR; i++) {
 			if (!c->retried[i] ||
@@ -233,7 +233,7 @@ void cost_read(struct lt_collector *c)
 				      0;
 	/* Every LT_STATS_EVERY reads, and LT_STATS_GAP_S after the last. */
 	if (++c->stat_reads % LT_STATS_EVERY == 0 && c->stats_fd < 0 &&
-	    mono_ns() - c->win_closed >= LT_STATS_GAP_S * 1000000000ULL) {
+	    lt_mono_ns() - c->win_closed >= LT_STATS_GAP_S * 1000000000ULL) {
 		memset(c->retried, 0, sizeof(c->retried));
 		cost_window_open(c);
 		c->win_retry = false;

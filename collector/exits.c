@@ -158,7 +158,7 @@ static void forget_processes(struct lt_collector *c)
 		 * against (the histograms wrap rather than restart). */
 		memset(&c->lstate[i].raw, 0, sizeof(c->lstate[i].raw));
 		if (!c->lstate[i].dead_at) {
-			c->lstate[i].dead_at = mono_ns();
+			c->lstate[i].dead_at = lt_mono_ns();
 			c->n_dead++;
 		}
 	}
@@ -187,7 +187,7 @@ static void forget_processes(struct lt_collector *c)
 			continue;
 		memset(&c->pstate[k].io, 0, sizeof(c->pstate[k].io));
 		if (!c->pstate[k].dead_at) {
-			c->pstate[k].dead_at = mono_ns();
+			c->pstate[k].dead_at = lt_mono_ns();
 			c->n_dead_procs++;
 		}
 	}
@@ -195,7 +195,7 @@ static void forget_processes(struct lt_collector *c)
 		if (c->side[i].dead_at ||
 		    !is_gone(c->gone, n, c->side[i].key.pid))
 			continue;
-		c->side[i].dead_at = mono_ns();
+		c->side[i].dead_at = lt_mono_ns();
 		c->n_dead_sides++;
 	}
 }

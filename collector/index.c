@@ -122,24 +122,6 @@ ssize_t lt_index_state(struct lt_index *ix, void **states, size_t *n,
 	return i;
 }
 
-int lt_grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*array, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
-	*array = n;
-	*cap = ncap;
-	return 0;
-}
-
 uint32_t *lt_index_table(size_t n, size_t *size)
 {
 	size_t sz = 256;
@@ -162,20 +144,4 @@ void lt_index_refill(struct lt_index *ix, uint32_t *table, size_t size,
 	for (i = 0; i < n; i++)
 		place(ix->slot, ix->size,
 		      hash_bytes(key_at(ix, base, i), ix->key_len), i);
-}
-
-void lt_shrink(void **array, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap = 64;
-	void *p;
-
-	while (ncap < n * 2)
-		ncap *= 2;
-	if (ncap * 2 > *cap)
-		return;
-	p = realloc(*array, ncap * elem);
-	if (!p)
-		return; /* the larger array stays, as good */
-	*array = p;
-	*cap = ncap;
 }

@@ -10,7 +10,7 @@
 static int merge_inflight(struct lt_collector *c, const void *rec)
 {
 	const struct lt_inflight *in = rec;
-	uint64_t now = mono_ns();
+	uint64_t now = lt_mono_ns();
 	struct lt_lock *l;
 	ssize_t i;
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "collector.h"
 
 /*
  * Checks what the probes need and mends what it can (tracefs). Returns 0,
@@ -107,10 +108,7 @@ struct lt_deadlock;
 size_t lt_find_cycles(const struct lt_wait_edge *edges, size_t n,
 		      struct lt_deadlock *out, size_t max);
 
-/* Grows a zero-filled array to hold need elements. */
-int lt_grow(void **array, size_t *cap, size_t need, size_t elem);
-/* Gives back most of an array that holds far fewer than it could. */
-void lt_shrink(void **array, size_t *cap, size_t n, size_t elem);
+/* Growable arrays, lt_grow() and lt_shrink(), are in collector.h. */
 
 /* Symbols for user addresses, through elfutils' libdwfl. */
 #define LT_SYM_LEN 128

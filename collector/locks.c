@@ -209,7 +209,7 @@ ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
 	s->top_stack = -1;
 	s->shown_stack = -1;
 	s->slot = -1;
-	s->moved_at = mono_ns();
+	s->moved_at = lt_mono_ns();
 	if (lt_index_add(&c->lock_ix, i, c->lstate) ||
 	    push_index(&c->fresh, &c->n_fresh, &c->cap_fresh, i))
 		return -ENOMEM;

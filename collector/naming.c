@@ -99,7 +99,7 @@ static int cmp_vma(const void *a, const void *b)
 int lt_vmas_load(pid_t pid, struct lt_vmas *out)
 {
 	char path[64], line[512];
-	struct lt_vma *v = NULL, *nv;
+	struct lt_vma *v = NULL;
 	size_t n = 0, cap = 0;
 	FILE *f;
 
@@ -111,15 +111,10 @@ int lt_vmas_load(pid_t pid, struct lt_vmas *out)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				fclose(f);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (lt_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			fclose(f);
+			return -ENOMEM;
 		}
 		if (!lt_parse_maps_line(line, &v[n]))
 			n++;

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
@@ -13,16 +12,6 @@
 #include "filelock.skel.h"
 #include "fileio.skel.h"
 #include "reader.skel.h"
-
-static double ts_sec(const struct timespec *ts)
-{
-	return ts->tv_sec + ts->tv_nsec / 1e9;
-}
-
-static double ts_diff(const struct timespec *a, const struct timespec *b)
-{
-	return ts_sec(a) - ts_sec(b);
-}
 
 static void swap_lists(size_t **a, size_t *na, size_t *capa, size_t **b,
 		       size_t *nb, size_t *capb)
@@ -175,7 +164,7 @@ static void read_drops(struct lt_collector *c, uint64_t *raw)
 /* Waits that end from here on belong to the next interval's max. */
 static void new_epoch(struct lt_collector *c)
 {
-	c->read_ns = mono_ns();
+	c->read_ns = lt_mono_ns();
 	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
@@ -184,14 +173,12 @@ static void new_epoch(struct lt_collector *c)
 /* When this read is, and the interval it closes. */
 static void stamp_times(struct lt_collector *c)
 {
-	struct timespec now, wall;
+	uint64_t now = lt_mono_ns(), wall = lt_wall_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	clock_gettime(CLOCK_REALTIME, &wall);
-	c->snap.time = ts_sec(&wall);
-	c->snap.interval_s = ts_diff(&now, &c->last_read);
-	c->snap.elapsed_s = ts_diff(&now, &c->opened);
-	c->last_read = now;
+	c->snap.time = wall / 1e9;
+	c->snap.interval_s = (now - c->last_read_ns) / 1e9;
+	c->snap.elapsed_s = (now - c->opened_ns) / 1e9;
+	c->last_read_ns = now;
 }
 
 /*
@@ -355,8 +342,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 /* The reads start from now. */
 void read_start(struct lt_collector *c)
 {
-	clock_gettime(CLOCK_MONOTONIC, &c->opened);
-	c->last_read = c->opened;
+	c->opened_ns = lt_mono_ns();
+	c->last_read_ns = c->opened_ns;
 }
 
 void lt_collector_tend(struct lt_collector *c)

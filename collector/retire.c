@@ -483,7 +483,8 @@ static void free_plan(struct retire_plan *p)
  */
 void retire_rows(struct lt_collector *c)
 {
-	uint64_t now = mono_ns(), age = (uint64_t)c->retire_s * 1000000000ULL;
+	uint64_t now = lt_mono_ns();
+	uint64_t age = (uint64_t)c->retire_s * 1000000000ULL;
 	struct retire_plan p = { 0 };
 
 	if (!c->retire_s ||

@@ -28,7 +28,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "collector.h"
@@ -159,7 +158,7 @@ struct lt_collector {
 	uint64_t win_closed; /* when the last one closed */
 	int ncpus;
 	unsigned int interval_ms;
-	struct timespec opened, last_read;
+	uint64_t opened_ns, last_read_ns; /* lt_mono_ns() */
 
 	struct lt_lock *locks;
 	struct lock_state *lstate;
@@ -253,14 +252,6 @@ struct lt_collector {
 };
 
 /* Small helpers for every file. */
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static inline uint64_t diff(uint64_t now, uint64_t before)
 {
 	/* A counter below its last value was recreated: count it anew. */

@@ -10,7 +10,6 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 #include <pthread.h>
 #include <pcp/pmapi.h>
 #include <pcp/pmda.h>
@@ -73,39 +72,30 @@ struct agent {
 	int load_ret;
 	char load_err[512];
 
-	struct timespec next_read, next_purge;
+	uint64_t next_read, next_purge; /* lt_mono_ns() */
 	char status[256];
 	uint64_t reads, opens;
 
 	/* uid of each client context, from pmcd's attributes; -1: unknown */
 	int *ctx_uid;
-	int n_ctx;
+	size_t n_ctx;
 };
 
 extern struct agent a;
 
-static inline int ms_until(const struct timespec *t)
+static inline int ms_until(const uint64_t *t)
 {
-	struct timespec now;
-	long long ms;
+	uint64_t now = lt_mono_ns(), ms;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (t->tv_sec - now.tv_sec) * 1000LL +
-	     (t->tv_nsec - now.tv_nsec) / 1000000;
-	if (ms < 0)
+	if (*t <= now)
 		return 0;
+	ms = (*t - now) / 1000000;
 	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-static inline void after_ms(struct timespec *t, unsigned int ms)
+static inline void after_ms(uint64_t *t, unsigned int ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
+	*t = lt_mono_ns() + ms * 1000000ULL;
 }
 
 /* instances.c: the domains for pmdaInit, and their instances */

@@ -42,15 +42,8 @@ void init_indoms(void)
 
 static int refs_push(struct inst_refs *r, int inst, const void *ptr)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct inst_ref *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (lt_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
+		return -ENOMEM;
 	r->v[r->n].inst = inst;
 	r->v[r->n].ptr = ptr;
 	r->n++;
@@ -149,13 +142,8 @@ static void refresh_locks(void)
 	pmdaCacheOp(indom_of(LOCK_INDOM), PMDA_CACHE_INACTIVE);
 	a.locks.n = 0;
 	/* Room for every sum up front: the refs point into it. */
-	if (m->n_locks > a.cap_merged) {
-		sum = realloc(a.merged, m->n_locks * sizeof(*sum));
-		if (sum) {
-			a.merged = sum;
-			a.cap_merged = m->n_locks;
-		}
-	}
+	lt_grow((void **)&a.merged, &a.cap_merged, m->n_locks,
+		sizeof(*a.merged));
 	a.other_inst = activate(LOCK_INDOM, "other", "\001other", 6, NULL, 0);
 	for (i = 0; i < m->n_locks; i++) {
 		const struct lt_lock *l = m->locks[i];

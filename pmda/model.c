@@ -196,27 +196,16 @@ void ltpm_lock_add(struct lt_lock *sum, const struct lt_lock *l)
 	sum->waiters_now += l->waiters_now;
 }
 
+/* The three arrays share one room: each grows from it alike. */
 static int ensure_room(struct ltpm_model *m, size_t n)
 {
-	size_t cap = m->cap ? m->cap : 64;
-	void *a, *b, *c;
+	size_t cap_locks = m->cap, cap_procs = m->cap, cap_files = m->cap;
 
-	if (n <= m->cap)
-		return 0;
-	while (cap < n)
-		cap *= 2;
-	a = realloc(m->locks, cap * sizeof(*m->locks));
-	if (a)
-		m->locks = a;
-	b = realloc(m->procs, cap * sizeof(*m->procs));
-	if (b)
-		m->procs = b;
-	c = realloc(m->files, cap * sizeof(*m->files));
-	if (c)
-		m->files = c;
-	if (!a || !b || !c)
+	if (lt_grow((void **)&m->locks, &cap_locks, n, sizeof(*m->locks)) ||
+	    lt_grow((void **)&m->procs, &cap_procs, n, sizeof(*m->procs)) ||
+	    lt_grow((void **)&m->files, &cap_files, n, sizeof(*m->files)))
 		return -ENOMEM;
-	m->cap = cap;
+	m->cap = cap_locks;
 	return 0;
 }
 

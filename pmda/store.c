@@ -7,23 +7,21 @@
 
 static int ctx_uid(int ctx)
 {
-	return ctx >= 0 && ctx < a.n_ctx ? a.ctx_uid[ctx] : -1;
+	return ctx >= 0 && (size_t)ctx < a.n_ctx ? a.ctx_uid[ctx] : -1;
 }
 
 static int attribute(int ctx, int attr, const char *value, int length,
 		     pmdaExt *pmda)
 {
 	if (attr == PMDA_ATTR_USERID && ctx >= 0 && value) {
-		if (ctx >= a.n_ctx) {
-			int n = ctx + 16, i;
-			int *v = realloc(a.ctx_uid, n * sizeof(*v));
+		if ((size_t)ctx >= a.n_ctx) {
+			size_t i = a.n_ctx;
 
-			if (!v)
+			if (lt_grow((void **)&a.ctx_uid, &a.n_ctx,
+				    (size_t)ctx + 1, sizeof(*a.ctx_uid)))
 				return -ENOMEM;
-			for (i = a.n_ctx; i < n; i++)
-				v[i] = -1;
-			a.ctx_uid = v;
-			a.n_ctx = n;
+			for (; i < a.n_ctx; i++)
+				a.ctx_uid[i] = -1;
 		}
 		a.ctx_uid[ctx] = atoi(value);
 	}
@@ -32,7 +30,7 @@ static int attribute(int ctx, int attr, const char *value, int length,
 
 static void end_context(int ctx)
 {
-	if (ctx >= 0 && ctx < a.n_ctx)
+	if (ctx >= 0 && (size_t)ctx < a.n_ctx)
 		a.ctx_uid[ctx] = -1;
 }
 

@@ -410,14 +410,6 @@ static void iso_time(double t, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The record's members before its intervals: where, what and when. */
 static void put_header(FILE *f, const struct record_meta *m, double start)
 {
@@ -482,7 +474,7 @@ int recorder_open(const struct record_meta *m, struct recorder **out, char *err,
 		  size_t err_len)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
-	double start = wall_now();
+	double start = lt_wall_ns() / 1e9;
 	const char *slash;
 	size_t dir_len;
 	int fd;
@@ -577,7 +569,8 @@ int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 	fputc(',', r->f);
 	put_member(r->f, "ended_by", json_object_new_string(ended_by));
 	fputc(',', r->f);
-	put_member(r->f, "end_time", json_object_new_double(wall_now()));
+	put_member(r->f, "end_time",
+		   json_object_new_double(lt_wall_ns() / 1e9));
 	fprintf(r->f, "}\n");
 
 	/* mkstemp made it 0600; a record is as readable as any output. */

@@ -15,17 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "screen.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* A deterministic mix of figures, so that runs compare. */
 static uint64_t rnd(uint64_t *state)
@@ -185,6 +176,7 @@ int main(int argc, char **argv)
 	size_t n_locks = 10000;
 	int frames = 200, cols = 200, rows = 50, i, keys[2], ret = 1;
 	double max_ms = 0, worst = 0, t, total = 0;
+	uint64_t t0;
 	struct synth sy = { 0 };
 	struct screen *sc;
 	FILE *in, *out;
@@ -228,9 +220,9 @@ int main(int argc, char **argv)
 	screen_resize(sc, rows, cols);
 
 	for (i = 0; i < frames; i++) {
-		t = now_ms();
+		t0 = lt_mono_ns();
 		screen_update(sc, &sy.snap);
-		t = now_ms() - t;
+		t = (lt_mono_ns() - t0) / 1e6;
 		total += t;
 		if (t > worst)
 			worst = t;

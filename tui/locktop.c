@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <poll.h>
-#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -86,14 +85,6 @@ static bool reap(pid_t *child, int *exit_status, bool patience)
 			usleep(10000);
 	}
 	return false;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The state of one run, shared by the screen and batch loops. */
@@ -202,12 +193,12 @@ static int loop(struct run *r)
 	double left;
 	int timeout;
 
-	r->deadline = now_s() + r->delay_ms / 1000.0;
+	r->deadline = lt_mono_ns() / 1e9 + r->delay_ms / 1000.0;
 	while (!r->stop) {
 		/* The last interval of a --duration may be short. */
 		if (r->end_at > 0 && r->deadline > r->end_at)
 			r->deadline = r->end_at;
-		left = r->deadline - now_s();
+		left = r->deadline - lt_mono_ns() / 1e9;
 		timeout = !paced || left <= 0 ? 0 : (int)(left * 1000) + 1;
 		if (r->ended)
 			timeout = -1; /* nothing more will come */
@@ -231,18 +222,19 @@ static int loop(struct run *r)
 			case SCREEN_DELAY:
 				r->delay_ms = screen_delay_ms(r->screen);
 				r->ops->set_interval(r->src, r->delay_ms);
-				r->deadline = now_s() + r->delay_ms / 1000.0;
+				r->deadline = lt_mono_ns() / 1e9 +
+					      r->delay_ms / 1000.0;
 				screen_draw(r->screen);
 				break;
 			default:
 				break;
 			}
 		}
-		if (r->ended || (paced && now_s() < r->deadline))
+		if (r->ended || (paced && lt_mono_ns() / 1e9 < r->deadline))
 			continue;
 		r->deadline += r->delay_ms / 1000.0;
-		if (r->deadline < now_s())
-			r->deadline = now_s() + r->delay_ms / 1000.0;
+		if (r->deadline < lt_mono_ns() / 1e9)
+			r->deadline = lt_mono_ns() / 1e9 + r->delay_ms / 1000.0;
 		if (r->screen && screen_paused(r->screen))
 			continue;
 		if (step(r))
@@ -251,7 +243,7 @@ static int loop(struct run *r)
 			break;
 		if (env.iterations && r->done >= env.iterations)
 			r->stop = true;
-		if (r->end_at > 0 && now_s() >= r->end_at - 0.0005) {
+		if (r->end_at > 0 && lt_mono_ns() / 1e9 >= r->end_at - 0.0005) {
 			r->by_duration = true;
 			r->stop = true;
 		}
@@ -465,7 +457,7 @@ static int set_up(struct run *r, int argc, char **argv)
 	if (release_command(r))
 		return 1;
 	if (env.duration_s > 0)
-		r->end_at = now_s() + env.duration_s;
+		r->end_at = lt_mono_ns() / 1e9 + env.duration_s;
 	return 0;
 }
 

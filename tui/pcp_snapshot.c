@@ -68,7 +68,7 @@ static size_t parse_parties(const char *s, struct lt_party *out)
 static void parse_pids(struct ent *e)
 {
 	const char *s = e->str[T_PIDS];
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	char *end;
 	long v;
 
@@ -77,26 +77,15 @@ static void parse_pids(struct ent *e)
 		v = strtol(s, &end, 10);
 		if (end == s)
 			break;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 8;
-			pid_t *p = realloc(e->pids, c * sizeof(*p));
-
-			if (!p)
-				break;
-			e->pids = p;
-			cap = c;
-		}
+		if (lt_grow((void **)&e->pids, &e->cap_pids, n + 1,
+			    sizeof(*e->pids)))
+			break;
 		e->pids[n++] = (pid_t)v;
 		s = end;
 	}
-	if (!n && e->cur[S_PID]) {
-		pid_t *p = realloc(e->pids, sizeof(*p));
-
-		if (p) {
-			e->pids = p;
-			p[n++] = (pid_t)e->cur[S_PID];
-		}
-	}
+	if (!n && e->cur[S_PID] &&
+	    !lt_grow((void **)&e->pids, &e->cap_pids, 1, sizeof(*e->pids)))
+		e->pids[n++] = (pid_t)e->cur[S_PID];
 	e->n_pids = n;
 }
 
@@ -150,19 +139,6 @@ static double double_of(uint64_t bits)
 
 	memcpy(&d, &bits, sizeof(d));
 	return d;
-}
-
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-	void *q;
-
-	if (n <= *cap)
-		return p;
-	q = realloc(p, n * size);
-	if (!q)
-		return NULL;
-	*cap = n;
-	return q;
 }
 
 /* ---- the snapshot, group by group ---- */
@@ -236,9 +212,8 @@ static int build_locks(struct pcp_snap *ps, struct table *t, unsigned int gen)
 {
 	size_t i, n;
 
-	ps->locks = grow(ps->locks, &ps->cap_locks, t->n ? t->n : 1,
-			 sizeof(*ps->locks));
-	if (!ps->locks)
+	if (lt_grow((void **)&ps->locks, &ps->cap_locks, t->n ? t->n : 1,
+		    sizeof(*ps->locks)))
 		return -ENOMEM;
 	for (i = 0, n = 0; i < t->n; i++) {
 		struct ent *e = &t->ents[i];
@@ -281,9 +256,8 @@ static int build_procs(struct pcp_snap *ps, struct table *t, unsigned int gen)
 {
 	size_t i, n;
 
-	ps->procs = grow(ps->procs, &ps->cap_procs, t->n ? t->n : 1,
-			 sizeof(*ps->procs));
-	if (!ps->procs)
+	if (lt_grow((void **)&ps->procs, &ps->cap_procs, t->n ? t->n : 1,
+		    sizeof(*ps->procs)))
 		return -ENOMEM;
 	for (i = 0, n = 0; i < t->n; i++) {
 		struct ent *e = &t->ents[i];
@@ -340,9 +314,8 @@ static int build_files(struct pcp_snap *ps, struct table *t, unsigned int gen)
 {
 	size_t i, n;
 
-	ps->files = grow(ps->files, &ps->cap_files, t->n ? t->n : 1,
-			 sizeof(*ps->files));
-	if (!ps->files)
+	if (lt_grow((void **)&ps->files, &ps->cap_files, t->n ? t->n : 1,
+		    sizeof(*ps->files)))
 		return -ENOMEM;
 	for (i = 0, n = 0; i < t->n; i++) {
 		struct ent *e = &t->ents[i];
@@ -367,9 +340,8 @@ static int build_probes(struct pcp_snap *ps, struct table *t, unsigned int gen)
 {
 	size_t i, n;
 
-	ps->probes = grow(ps->probes, &ps->cap_probes, t->n ? t->n : 1,
-			  sizeof(*ps->probes));
-	if (!ps->probes)
+	if (lt_grow((void **)&ps->probes, &ps->cap_probes, t->n ? t->n : 1,
+		    sizeof(*ps->probes)))
 		return -ENOMEM;
 	for (i = 0, n = 0; i < t->n; i++) {
 		struct ent *e = &t->ents[i];
@@ -416,9 +388,8 @@ static int parse_cycles(struct pcp_snap *ps, const char *c)
 		size_t len = end ? (size_t)(end - c) : strlen(c);
 		char cyc[1024], *tok, *save = NULL;
 
-		ps->deadlocks = grow(ps->deadlocks, &ps->cap_deadlocks, n + 1,
-				     sizeof(*ps->deadlocks));
-		if (!ps->deadlocks)
+		if (lt_grow((void **)&ps->deadlocks, &ps->cap_deadlocks, n + 1,
+			    sizeof(*ps->deadlocks)))
 			return -ENOMEM;
 		d = &ps->deadlocks[n];
 		memset(d, 0, sizeof(*d));

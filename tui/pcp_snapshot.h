@@ -102,7 +102,7 @@ struct ent {
 	bool have[S_NSLOTS];
 	char *str[T_NSTRS];
 	pid_t *pids;
-	size_t n_pids;
+	size_t n_pids, cap_pids;
 };
 
 struct table {

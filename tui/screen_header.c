@@ -30,15 +30,9 @@ static int cmp_pid(const void *a, const void *b)
 
 static void add_pid(struct screen *sc, size_t *n, pid_t pid)
 {
-	if (*n == sc->cap_pids) {
-		size_t cap = sc->cap_pids ? sc->cap_pids * 2 : 64;
-		pid_t *p = realloc(sc->pids, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		sc->pids = p;
-		sc->cap_pids = cap;
-	}
+	if (lt_grow((void **)&sc->pids, &sc->cap_pids, *n + 1,
+		    sizeof(*sc->pids)))
+		return;
 	sc->pids[(*n)++] = pid;
 }
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The lock, process and file tables: rows, sorting, scrolling, selection. */
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,16 +126,7 @@ static int cmp_rows(const void *a, const void *b)
 
 static int grow_rows(struct screen *sc, size_t n)
 {
-	struct row *r;
-
-	if (n <= sc->cap_rows)
-		return 0;
-	r = realloc(sc->rows, n * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	sc->rows = r;
-	sc->cap_rows = n;
-	return 0;
+	return lt_grow((void **)&sc->rows, &sc->cap_rows, n, sizeof(*sc->rows));
 }
 
 static uint64_t file_ident(const struct lt_file *f)

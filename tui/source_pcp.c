@@ -190,15 +190,8 @@ static struct ent *table_get(struct table *t, int inst, bool *fresh)
 			if (t->ents[t->hash[h] - 1].inst == inst)
 				return &t->ents[t->hash[h] - 1];
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-
-		e = realloc(t->ents, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		t->ents = e;
-		t->cap = cap;
-	}
+	if (lt_grow((void **)&t->ents, &t->cap, t->n + 1, sizeof(*t->ents)))
+		return NULL;
 	if ((t->n + 1) * 2 > t->hash_cap && table_rehash(t))
 		return NULL;
 	e = &t->ents[t->n];
