@@ -39,29 +39,17 @@ static void add_pid(struct screen *sc, size_t *n, pid_t pid)
 static void sum_totals(struct screen *sc, struct totals *t)
 {
 	const struct lt_snapshot *s = sc->cx.snap;
-	const struct lt_kind_figures *kf = sc->cx.cumulative ? s->kind_total :
-							       s->kind_delta;
-	bool have_kinds = false;
 	size_t i, j, n = 0;
 	int k;
 
 	memset(t, 0, sizeof(*t));
-	for (k = 0; k < LT_KIND_NR; k++) {
-		t->kinds[k] = kf[k];
-		if (kf[k].waits || kf[k].wait_ns)
-			have_kinds = true;
-	}
+	lt_snapshot_kinds(s, sc->cx.cumulative, t->kinds);
 	for (i = 0; i < s->n_locks; i++) {
 		const struct lt_lock *l = &s->locks[i];
 		const struct lt_figures *f = col_lock_fig(&sc->cx, l);
 
 		if (!f->waits || !lt_kind_is_lock(l->kind))
 			continue;
-		/* A source without per-kind sums: add them up here. */
-		if (!have_kinds && (unsigned int)l->kind < LT_KIND_NR) {
-			t->kinds[l->kind].waits += f->waits;
-			t->kinds[l->kind].wait_ns += f->wait_ns;
-		}
 		t->io_under_lock_ns += f->io_under_lock_ns;
 		if (!s->n_procs)
 			for (j = 0; j < l->n_pids; j++)
