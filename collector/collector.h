@@ -98,7 +98,7 @@ struct lt_lock {
 	size_t n_holders;
 	struct lt_party waiters[LT_TOP_PARTIES]; /* most waiting first */
 	size_t n_waiters;
-	const char *stack; /* first waiter's stack, lines; NULL if none */
+	const char *stack; /* the stack with the most wait, lines; NULL if none */
 	struct lt_figures total;
 	struct lt_figures delta;
 };

@@ -6,22 +6,10 @@
 /*
  * The collector loads the probes, reads their per-CPU maps once per
  * interval and turns raw cumulative counters into totals and per-interval
- * deltas. It is one object, struct lt_collector, in files by concept:
- *
- *   life.c      load, attach and close
- *   read.c      the read, step by step, and the housekeeping between reads
- *   locks.c     locks: their rows, figures and names
- *   parties.c   each lock's holders and waiters, and the processes
- *   sites.c     which waits are locks: the call sites
- *   exits.c     processes and threads that ended
- *   reclaim.c   idle slots of the kernel's maps given back
- *   retire.c    rows retired and the arrays compacted
- *   inflight.c  waits in flight and the deadlocks among them
- *   stacks.c    the worst stack of each lock
- *   files.c     files and their I/O
- *   cost.c      the probes' own cost
- *
- * A function one file calls in another is named by the file it lives in.
+ * deltas. It is one object, struct lt_collector, in files by concept,
+ * each opening with a line that says what it holds (docs/design.md,
+ * Layers, lists them). A function one file calls in another is named by
+ * the file it lives in.
  */
 
 #include <errno.h>

@@ -471,9 +471,8 @@ int BPF_PROG(lt_flock_lock, struct inode *inode, struct file_lock *fl, int ret)
 }
 
 /*
- * The end of a lock call. A granted wait was counted at the grant; one
- * that ends otherwise (a signal, or a deadlock found once woken) is
- * counted here.
+ * The end of a lock call. A granted wait was counted at the grant; an
+ * interrupted one (a signal) is counted here; any other ends uncounted.
  */
 static __always_inline int lock_call_end(long ret)
 {
