@@ -28,10 +28,12 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ t += $1 } END { print t }'; 
 # One measure of build $1's locktop: "percent locks".
 measure() {
 	local t0 t1 start end work lt locks
-	"$build/tests/manylocks" "$n" $((secs + 6)) >/dev/null &
+	"$build/tests/manylocks" "$n" $((secs + 15)) >/dev/null &
 	work=$!
 	"$1/tui/locktop" -b -d 1 --all --json --limit 20 -o "$tmp/lt.json" &
 	lt=$!
+	# Loading takes seconds; then the first intervals name every lock.
+	wait_progs '^lt_pwritev2_x$' || { echo "collector-cpu: locktop did not attach" >&2; exit 1; }
 	sleep 4
 	t0=$(cpu_ns "$lt")
 	start=$(date +%s.%N)
