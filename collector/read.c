@@ -13,6 +13,7 @@
 #include "filelock.skel.h"
 #include "fileio.skel.h"
 #include "reader.skel.h"
+#include "klock.skel.h"
 
 static double ts_sec(const struct timespec *ts)
 {
@@ -179,6 +180,8 @@ static void new_epoch(struct lt_collector *c)
 	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
+	if (c->klock)
+		__atomic_fetch_add(&c->klock->bss->epoch, 1, __ATOMIC_RELAXED);
 }
 
 /* When this read is, and the interval it closes. */
