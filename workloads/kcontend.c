@@ -175,6 +175,7 @@ static int run_processes(double end)
 							   run_dir(end, i);
 
 			printf("worker %d: %ld\n", i, n);
+			fflush(stdout);
 			_exit(n < 0);
 		}
 	}
