@@ -219,10 +219,17 @@ void klocks_name(struct lt_collector *c, size_t i)
 	}
 	if (!l->comm[0] && s->n_pids)
 		locks_read_comm(c, s->pids[0], l->comm);
-	/* Identity across runs: the name, never the address. */
-	if (!l->key[0])
-		snprintf(l->key, sizeof(l->key), "%s:%.*s",
-			 lt_kind_name(l->kind), (int)(sizeof(l->key) - 16),
-			 l->name);
+	/* Identity across runs: the name, never the address; a file by
+	 * its base name, which it has whether a process still has it open
+	 * to give its path or not. */
+	if (!l->key[0]) {
+		const char *of = strstr(l->name, " of /");
+		const char *base = of ? strrchr(of, '/') + 1 : "";
+		int keep = of ? (int)(of - l->name) + 4 :
+				(int)(sizeof(l->key) - 16);
+
+		snprintf(l->key, sizeof(l->key), "%s:%.*s%s",
+			 lt_kind_name(l->kind), keep, l->name, base);
+	}
 	s->named = true;
 }

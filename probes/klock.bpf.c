@@ -14,7 +14,8 @@
  * a time). A spinning wait may come inside a sleeping one (a mutex's
  * wait_lock while the mutex is contended), and an interrupt's inside a
  * spinning one; a begin that finds its place taken is not counted, and
- * an end that does not match the place's lock ends nothing.
+ * an end ends the wait in progress on its lock: this CPU's spinning one,
+ * else the task's sleeping one.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -115,11 +116,20 @@ static __always_inline void owner_of(__u64 lock, struct kwait *w)
 				  t->comm);
 }
 
+/*
+ * A spinning wait in progress longer than this is one whose end was not
+ * seen: the end of a wait on a map's lock inside this probe's own end,
+ * which the kernel does not run the probe for again. A new wait takes
+ * its place.
+ */
+#define SPIN_STALE_NS 100000000ULL
+
 SEC("tp_btf/contention_begin")
 int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
 {
 	struct kwait *w;
 	__u32 zero = 0;
+	__u64 now;
 
 	count_run();
 	if (!wanted(current_ids() >> 32))
@@ -132,13 +142,16 @@ int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
 		if (!w)
 			count_drop(LT_DROP_START_FULL);
 	}
-	if (!w || w->lock)
+	if (!w)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (w->lock && (!spinning(flags) || now - w->ts < SPIN_STALE_NS))
 		return 0; /* nested: see above */
 	w->flags = flags;
 	w->owner = 0;
 	if (!spinning(flags))
 		owner_of((__u64)lock, w);
-	w->ts = bpf_ktime_get_ns();
+	w->ts = now;
 	w->lock = (__u64)lock;
 	return 0;
 }
@@ -258,10 +271,10 @@ int BPF_PROG(lt_kend, void *lock, int ret)
 	__u64 now;
 
 	count_run();
-	/* A spinning wait cannot sleep: one in progress on this CPU is
-	 * the innermost, and the task's own cannot end before it. */
+	/* A spinning wait in progress on this CPU is the innermost; else
+	 * the task's sleeping one. */
 	w = bpf_map_lookup_elem(&kspin, &zero);
-	if (!w || !w->lock)
+	if (!w || w->lock != (__u64)lock)
 		w = bpf_task_storage_get(&ksleep, bpf_get_current_task_btf(),
 					 NULL, 0);
 	if (!w || w->lock != (__u64)lock)

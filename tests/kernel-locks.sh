@@ -56,6 +56,13 @@ rwsem-read | rwsem-write) ;;
 *) fail "an rwsem named a $(jq -r .kernel_type <<<"$lock")" ;;
 esac
 [ -n "$(jq -r .caller <<<"$lock")" ] || fail "no caller"
+# Across runs a file is its base name, an address space its process's.
+case $mode in
+append) key='kernel:i_rwsem of app.dat' ;;
+dir) key='kernel:i_rwsem of d' ;;
+mmap) key='kernel:mmap_lock of kcontend' ;;
+esac
+[ "$(jq -r .key <<<"$lock")" = "$key" ] || fail "key: $(jq -r .key <<<"$lock")"
 
 # bpftrace prints the address as a signed or an unsigned number.
 hex=$(jq -r .address <<<"$lock")
