@@ -99,6 +99,10 @@ struct lt_lock {
 	struct lt_party waiters[LT_TOP_PARTIES]; /* most waiting first */
 	size_t n_waiters;
 	const char *stack; /* the stack with the most wait, lines; NULL if none */
+	/* Kernel locks: the type ("mutex", "rwsem-write", ...) and the
+	 * kernel function whose wait first met it; empty for the others. */
+	char kernel_type[24];
+	char caller[64];
 	struct lt_figures total;
 	struct lt_figures delta;
 };
@@ -222,6 +226,7 @@ struct lt_options {
 	bool stacks; /* record the user stack of contended waits */
 	bool exact_holds; /* time every file lock hold (LT_HOLD_EVERY) */
 	bool verbose; /* route libbpf's debug output to stderr */
+	bool no_kernel_locks; /* leave kernel-internal locks untraced */
 	/*
 	 * Seconds after which the rows of locks no process can reach any
 	 * more (an ended process's private locks) leave the snapshot, with

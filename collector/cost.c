@@ -11,6 +11,7 @@
 #include "filelock.skel.h"
 #include "fileio.skel.h"
 #include "reader.skel.h"
+#include "klock.skel.h"
 
 /* What the kernel's statistics say of obj's programs, summed. */
 static void prog_stats(struct bpf_object *obj, uint64_t *cnt, uint64_t *ns)
@@ -18,6 +19,8 @@ static void prog_stats(struct bpf_object *obj, uint64_t *cnt, uint64_t *ns)
 	struct bpf_program *prog;
 
 	*cnt = *ns = 0;
+	if (!obj)
+		return; /* a probe object not loaded */
 	bpf_object__for_each_program(prog, obj) {
 		struct bpf_prog_info info = { 0 };
 		__u32 len = sizeof(info);
@@ -28,6 +31,15 @@ static void prog_stats(struct bpf_object *obj, uint64_t *cnt, uint64_t *ns)
 		*cnt += info.run_cnt;
 		*ns += info.run_time_ns;
 	}
+}
+
+/* The probe objects, in enum lt_probe_obj order; NULL: not loaded. */
+static void objects(struct lt_collector *c, struct bpf_object **objs)
+{
+	objs[PROBE_FUTEX] = c->futex->obj;
+	objs[PROBE_FILELOCK] = c->filelock->obj;
+	objs[PROBE_FILEIO] = c->fileio->obj;
+	objs[PROBE_KERNEL] = c->klock ? c->klock->obj : NULL;
 }
 
 /* The runs each probe object counted, summed over CPUs. */
@@ -58,14 +70,14 @@ static void read_runs(struct lt_collector *c, uint64_t *runs)
  */
 void cost_window_open(struct lt_collector *c)
 {
-	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+	struct bpf_object *objs[PROBE_NR];
 	size_t i;
 
 	if (c->stats_fd < 0)
 		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (c->stats_fd < 0)
 		return;
+	objects(c, objs);
 	for (i = 0; i < PROBE_NR; i++)
 		prog_stats(objs[i], &c->win_cnt[i], &c->win_ns[i]);
 	c->win_opened = lt_mono_ns();
@@ -77,11 +89,11 @@ void cost_window_open(struct lt_collector *c)
  */
 static void window_take(struct lt_collector *c, bool final)
 {
-	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+	struct bpf_object *objs[PROBE_NR];
 	uint64_t cnt, ns;
 	size_t i;
 
+	objects(c, objs);
 	for (i = 0; i < PROBE_NR; i++) {
 		struct lt_probe_cost *pc = &c->probes[i];
 
@@ -112,13 +124,13 @@ static void window_take(struct lt_collector *c, bool final)
  */
 void cost_window_close(struct lt_collector *c)
 {
-	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+	struct bpf_object *objs[PROBE_NR];
 	uint64_t age = lt_mono_ns() - c->win_opened, cnt, ns, most = 0;
 	size_t i;
 
 	if (c->stats_fd < 0 || age < LT_STATS_WINDOW_MS * 1000000ULL)
 		return;
+	objects(c, objs);
 	for (i = 0; i < PROBE_NR; i++) {
 		prog_stats(objs[i], &cnt, &ns);
 		if (cnt - c->win_cnt[i] > most)
@@ -177,13 +189,13 @@ void cost_window_retry(struct lt_collector *c)
  */
 static void retry_settle(struct lt_collector *c)
 {
-	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+	struct bpf_object *objs[PROBE_NR];
 	const struct timespec step = { .tv_nsec = 5000000L };
 	uint64_t cnt, ns;
 	bool thin;
 	size_t i;
 
+	objects(c, objs);
 	while (lt_mono_ns() - c->win_opened < LT_STATS_WINDOW_MS * 1000000ULL) {
 		thin = false;
 		for (i = 0; i < PROBE_NR; i++) {

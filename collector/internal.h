@@ -124,4 +124,23 @@ bool lt_function_at(struct lt_symbolizer *s, pid_t pid, uint64_t addr,
 bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 		  size_t len);
 
+/*
+ * The kernel's symbols, from a kallsyms file (/proc/kallsyms), sorted by
+ * address: functions and data, of the kernel and its modules.
+ */
+struct lt_ksyms;
+struct lt_ksyms *lt_ksyms_load(const char *path);
+void lt_ksyms_free(struct lt_ksyms *k);
+/*
+ * The symbol addr falls in (the last one at or below it, of the kernel
+ * image or a module): its name, and its type letter and addr's offset
+ * into it in *type and *off; NULL below the first.
+ */
+const char *lt_ksyms_find(const struct lt_ksyms *k, uint64_t addr, char *type,
+			  uint64_t *off);
+/* Whether addr is in the kernel image's data: [_sdata, _end). */
+bool lt_ksyms_static(const struct lt_ksyms *k, uint64_t addr);
+/* Whether addr is in the kernel's lock or scheduler text. */
+bool lt_ksyms_lock_text(const struct lt_ksyms *k, uint64_t addr);
+
 #endif /* LOCKTOP_COLLECTOR_INTERNAL_H */

@@ -15,14 +15,16 @@
 #include "fileio.skel.h"
 #include "reader.skel.h"
 #include "pidns.skel.h"
+#include "klock.skel.h"
 
 /*
- * Three probe objects (futex, filelock, fileio) count into one set of
- * maps: the futex object owns them, the others reuse its descriptors.
+ * Four probe objects (futex, filelock, fileio, and klock unless kernel
+ * locks are left out) count into one set of maps: the futex object owns
+ * them, the others reuse its descriptors.
  */
 
 static const char *const probe_names[PROBE_NR] = { "futex", "filelock",
-						   "fileio" };
+						   "fileio", "kernel" };
 
 static bool verbose_libbpf;
 
@@ -172,6 +174,8 @@ static int set_targets(struct lt_collector *c, const struct lt_options *opts,
 	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK, &ns);
 	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO, &ns);
 	SET_TARGETS(c->reader, opts, LT_OBJ_NR, &ns);
+	if (c->klock)
+		SET_TARGETS(c->klock, opts, LT_OBJ_KERNEL, &ns);
 	return 0;
 }
 
@@ -240,7 +244,10 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	c->filelock = filelock_bpf__open();
 	c->fileio = fileio_bpf__open();
 	c->reader = reader_bpf__open();
-	if (!c->futex || !c->filelock || !c->fileio || !c->reader) {
+	if (!opts->no_kernel_locks)
+		c->klock = klock_bpf__open();
+	if (!c->futex || !c->filelock || !c->fileio || !c->reader ||
+	    (!opts->no_kernel_locks && !c->klock)) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot open the probes: %s",
 			 strerror(errno));
@@ -259,6 +266,31 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	c->futex->bss->epoch = 1;
 	c->filelock->bss->epoch = 1;
 	c->fileio->bss->epoch = 1;
+	if (c->klock)
+		c->klock->bss->epoch = 1;
+	return 0;
+}
+
+/* The kernel lock probe: the shared maps, and the file lock probe's
+ * names of file lock contexts. */
+static int load_klock(struct lt_collector *c, char *err, size_t err_len)
+{
+	int ret = share_maps(c, c->klock->obj, "kernel lock", err, err_len);
+
+	if (ret)
+		return ret;
+	ret = bpf_map__reuse_fd(c->klock->maps.flc_names,
+				bpf_map__fd(c->filelock->maps.flc_names));
+	if (ret) {
+		snprintf(err, err_len,
+			 "cannot share map flc_names with the kernel lock "
+			 "probe: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	ret = klock_bpf__load(c->klock);
+	if (ret)
+		return load_error(err, err_len, "kernel lock", ret);
 	return 0;
 }
 
@@ -282,6 +314,11 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = fileio_bpf__load(c->fileio);
 	if (ret)
 		return load_error(err, err_len, "pread", ret);
+	if (c->klock) {
+		ret = load_klock(c, err, err_len);
+		if (ret)
+			return ret;
+	}
 	ret = share_maps(c, c->reader->obj, "map reader", err, err_len);
 	if (ret)
 		return ret;
@@ -328,6 +365,9 @@ static int attach_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = fileio_bpf__attach(c->fileio);
 	if (ret)
 		return attach_error(err, err_len, "pread", ret);
+	ret = c->klock ? klock_bpf__attach(c->klock) : 0;
+	if (ret)
+		return attach_error(err, err_len, "kernel lock", ret);
 	return 0;
 }
 
@@ -399,6 +439,7 @@ void lt_collector_close(struct lt_collector *c)
 		read_unmap_out(c->reader->maps.wait_out, c->wait_out);
 	}
 	reader_bpf__destroy(c->reader);
+	klock_bpf__destroy(c->klock);
 	fileio_bpf__destroy(c->fileio);
 	filelock_bpf__destroy(c->filelock);
 	futex_bpf__destroy(c->futex);
@@ -410,6 +451,7 @@ void lt_collector_close(struct lt_collector *c)
 		free(c->lstate[i].stack);
 	}
 	lt_symbolizer_free(c->syms);
+	lt_ksyms_free(c->ksyms);
 	free(c->locks);
 	free(c->lstate);
 	free(c->procs);

@@ -158,6 +158,10 @@ void locks_name(struct lt_collector *c, size_t i)
 	struct lock_state *s = &c->lstate[i];
 	struct lt_where w, *wp = NULL;
 
+	if (l->kind == LT_KIND_KERNEL) {
+		klocks_name(c, i);
+		return;
+	}
 	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.wheres), &s->key,
 				 &w)) {
 		w.file[sizeof(w.file) - 1] = '\0';
@@ -217,7 +221,10 @@ ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
 	l->id = ++c->next_id;
 	l->kind = key->kind < LT_KIND_NR ? (enum lt_kind)key->kind :
 					   LT_KIND_FUTEX;
-	if (key->kind <= LT_PK_FUTEX_PI || key->kind == LT_PK_FUTEX_COND) {
+	if (key->kind == LT_PK_KERNEL) {
+		l->address = key->start;
+	} else if (key->kind <= LT_PK_FUTEX_PI ||
+		   key->kind == LT_PK_FUTEX_COND) {
 		l->address = key->start;
 		if (key->shared) {
 			l->dev = key->dev_or_tgid;

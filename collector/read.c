@@ -12,6 +12,7 @@
 #include "filelock.skel.h"
 #include "fileio.skel.h"
 #include "reader.skel.h"
+#include "klock.skel.h"
 
 static void swap_lists(size_t **a, size_t *na, size_t *capa, size_t **b,
 		       size_t *nb, size_t *capb)
@@ -168,6 +169,8 @@ static void new_epoch(struct lt_collector *c)
 	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
+	if (c->klock)
+		__atomic_fetch_add(&c->klock->bss->epoch, 1, __ATOMIC_RELAXED);
 }
 
 /* When this read is, and the interval it closes. */

@@ -30,6 +30,8 @@ struct futex_bpf;
 struct filelock_bpf;
 struct fileio_bpf;
 struct reader_bpf;
+struct klock_bpf;
+struct lt_ksyms;
 
 _Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
 	       "collector and probe histograms must match");
@@ -39,11 +41,14 @@ _Static_assert((int)LT_PK_FUTEX_COND == (int)LT_KIND_FUTEX_COND &&
 		       (int)LT_PK_FLOCK == (int)LT_KIND_FLOCK &&
 		       (int)LT_PK_FUTEX_PI == (int)LT_KIND_FUTEX_PI,
 	       "probe kinds are collector kinds");
+_Static_assert((int)LT_PK_KERNEL == (int)LT_KIND_KERNEL,
+	       "the kernel probe kind is the collector's");
 
 #define BATCH 512
 #define MAX_VMA_CACHE 16
 
-enum { PROBE_FUTEX, PROBE_FILELOCK, PROBE_FILEIO, PROBE_NR };
+/* The probe objects, as enum lt_probe_obj numbers them. */
+enum { PROBE_FUTEX, PROBE_FILELOCK, PROBE_FILEIO, PROBE_KERNEL, PROBE_NR };
 
 struct lock_state {
 	struct lt_lock_key key; /* first: the index's key */
@@ -132,6 +137,8 @@ struct lt_collector {
 	struct filelock_bpf *filelock;
 	struct fileio_bpf *fileio;
 	struct reader_bpf *reader; /* the map readers */
+	struct klock_bpf *klock; /* kernel locks; NULL: not traced */
+	struct lt_ksyms *ksyms; /* /proc/kallsyms, once a kernel lock needs it */
 	const struct lt_lock_rec *lock_out; /* their output, mapped */
 	const struct lt_party_rec *party_out;
 	const struct lt_inflight *wait_out;
@@ -310,6 +317,9 @@ int inflight_read(struct lt_collector *c);
 /* stacks.c: stacks. */
 int stacks_read(struct lt_collector *c);
 void stacks_resolve(struct lt_collector *c);
+
+/* klocks.c: kernel locks. */
+void klocks_name(struct lt_collector *c, size_t i);
 
 /* files.c: files. */
 uint64_t files_mass(const struct lt_file_stat *v);

@@ -204,6 +204,12 @@ static int lock_detail(const struct lt_lock *l, unsigned int item,
 	case L_STACK:
 		atom->cp = (char *)(l->stack ? l->stack : "");
 		break;
+	case L_KERNEL_TYPE:
+		atom->cp = (char *)l->kernel_type;
+		break;
+	case L_CALLER:
+		atom->cp = (char *)l->caller;
+		break;
 	default:
 		return PM_ERR_PMID;
 	}

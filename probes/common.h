@@ -55,6 +55,7 @@ enum lt_probe_kind {
 	LT_PK_FCNTL = 2,
 	LT_PK_OFD = 3,
 	LT_PK_FLOCK = 4,
+	LT_PK_KERNEL = 5,
 	LT_PK_FUTEX_COND = 7,
 };
 
@@ -63,6 +64,7 @@ enum lt_probe_kind {
  *  - shared futex: (dev, ino, offset) of the mapped file or shmem object
  *  - private futex: (tgid, 0, address)
  *  - fcntl/OFD: (dev, ino, start, end); flock: (dev, ino)
+ *  - kernel: (0, 0, the lock's kernel address)
  * `shared` says which of the first two forms a futex key has.
  */
 struct lt_lock_key {
@@ -116,6 +118,7 @@ enum lt_probe_obj {
 	LT_OBJ_FUTEX = 0,
 	LT_OBJ_FILELOCK,
 	LT_OBJ_FILEIO,
+	LT_OBJ_KERNEL,
 	LT_OBJ_NR,
 };
 

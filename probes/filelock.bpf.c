@@ -33,6 +33,7 @@
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 #include "filelock.h"
+#include "klock.bpf.h"
 
 #define F_SETLK 6
 #define F_SETLKW 7
@@ -138,17 +139,32 @@ static __always_inline bool asked_range(__u64 *start, __u64 *end)
 static __always_inline void name_lock(const struct lt_lock_key *lock,
 				      struct file_lock *fl, __u32 tgid)
 {
+	struct file_lock_context *flctx = fl->c.flc_file->f_inode->i_flctx;
 	struct lt_where w = {
 		.tgid = tgid,
 		.fd = call_fd(),
 		.dev = lock->dev_or_tgid,
 		.ino = lock->ino,
 	};
+	__u64 flc;
 
 	bpf_probe_read_kernel_str(w.file, sizeof(w.file),
 				  fl->c.flc_file->f_path.dentry->d_name.name);
 	remember_comm(tgid);
 	bpf_map_update_elem(&wheres, lock, &w, BPF_NOEXIST);
+	/* The file's spinlock, for the kernel lock probe to name. */
+	if (flctx) {
+		struct lt_flc_name n = {
+			.dev = w.dev,
+			.ino = w.ino,
+			.tgid = tgid,
+			.fd = w.fd,
+		};
+
+		__builtin_memcpy(n.file, w.file, sizeof(n.file));
+		flc = (__u64)&flctx->flc_lock;
+		bpf_map_update_elem(&flc_names, &flc, &n, BPF_ANY);
+	}
 }
 
 /*

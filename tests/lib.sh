@@ -44,6 +44,19 @@ our_progs() {
 		grep -oE 'name lt_[a-z_]+' | sort -u || true
 }
 
+# After locktop exits, none of its programs is left: the kernel frees
+# one an RCU grace period after its last descriptor closes, so a few
+# seconds are given.
+gone() {
+	local _ left
+	for _ in $(seq 50); do
+		left=$(our_progs)
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	fail "programs left after exit: $left"
+}
+
 # Waits until process $1 has its futex probe attached (the kernel lists
 # the tracepoint's program under that process), ten seconds at most.
 wait_attached() {

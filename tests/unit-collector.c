@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
@@ -407,6 +408,51 @@ static void test_proc_threads(void **state)
 	assert_int_equal(lt_proc_threads(INT_MAX), 1);
 }
 
+/* Kernel symbols: the one an address falls in, data bounds, lock text. */
+static void test_ksyms(void **state)
+{
+	char path[] = "/tmp/unit-ksyms.XXXXXX";
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 T do_thing\n"
+				   "ffffffff82000000 T __lock_text_start\n"
+				   "ffffffff82000010 T _raw_spin_lock\n"
+				   "ffffffff82000100 T __lock_text_end\n"
+				   "ffffffff83000000 D _sdata\n"
+				   "ffffffff83000040 d file_rwsem\n"
+				   "ffffffff84000000 B _end\n"
+				   "ffffffffc0000000 t mod_fn\t[mod]\n"
+				   "0000000000000000 T hidden\n";
+	struct lt_ksyms *k;
+	const char *name;
+	uint64_t off;
+	char type;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1),
+			 (ssize_t)sizeof(text) - 1);
+	close(fd);
+	k = lt_ksyms_load(path);
+	unlink(path);
+	assert_non_null(k);
+	name = lt_ksyms_find(k, 0xffffffff81000123ULL, &type, &off);
+	assert_string_equal(name, "do_thing");
+	assert_int_equal(type, 'T');
+	assert_int_equal(off, 0x23);
+	name = lt_ksyms_find(k, 0xffffffff83000048ULL, &type, &off);
+	assert_string_equal(name, "file_rwsem");
+	assert_int_equal(off, 8);
+	assert_true(lt_ksyms_static(k, 0xffffffff83000048ULL));
+	assert_false(lt_ksyms_static(k, 0xffff888100000000ULL));
+	assert_true(lt_ksyms_lock_text(k, 0xffffffff82000020ULL));
+	assert_false(lt_ksyms_lock_text(k, 0xffffffff81000123ULL));
+	assert_string_equal(
+		lt_ksyms_find(k, 0xffffffffc0000004ULL, &type, &off), "mod_fn");
+	assert_null(lt_ksyms_find(k, 0x1000, &type, &off));
+	lt_ksyms_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_vma_find),
 		cmocka_unit_test(test_vmas_of_self),
 		cmocka_unit_test(test_format_ns),
+		cmocka_unit_test(test_ksyms),
 		cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_hold_estimate),
 		cmocka_unit_test(test_kinds),

@@ -405,6 +405,7 @@ static int open_source(struct run *r)
 	params.collector.interval_ms = env.delay_ms;
 	params.collector.stacks = env.stacks;
 	params.collector.exact_holds = env.exact_holds;
+	params.collector.no_kernel_locks = env.no_kernel_locks;
 	params.collector.verbose = env.verbose;
 	params.collector.retire_s =
 		env.retire_s >= 0	       ? (unsigned int)env.retire_s :

@@ -72,6 +72,7 @@ enum {
 	OPT_DURATION,
 	OPT_RETIRE,
 	OPT_EXACT_HOLDS,
+	OPT_NO_KERNEL,
 };
 
 static const struct argp_option options[] = {
@@ -113,6 +114,8 @@ static const struct argp_option options[] = {
 	  "Time every file lock hold, at a clock read per lock and unlock, "
 	  "where by default a busy lock's uncontended holds are sampled",
 	  0 },
+	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,
+	  "Leave kernel-internal lock contention (kind kernel) untraced", 0 },
 	{ "host", OPT_HOST, "HOST", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
 	  "tracing here",
@@ -212,6 +215,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_EXACT_HOLDS:
 		env.exact_holds = true;
 		break;
+	case OPT_NO_KERNEL:
+		env.no_kernel_locks = true;
+		break;
 	case OPT_HOST:
 		env.host = arg;
 		break;
@@ -254,11 +260,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give --host or --archive, not both");
 		if ((env.host || env.archive) &&
 		    (env.command || env.n_pids || env.stacks ||
-		     env.exact_holds))
+		     env.exact_holds || env.no_kernel_locks))
 			argp_error(state,
 				   "--host and --archive read recorded "
-				   "metrics: --pid, --stacks, --exact-holds "
-				   "and COMMAND trace here");
+				   "metrics: --pid, --stacks, --exact-holds, "
+				   "--no-kernel-locks and COMMAND trace here");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -293,6 +299,8 @@ static const struct argp_option record_options[] = {
 	  "Record only these processes and their children (repeatable)", 0 },
 	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
 	  "Time every file lock hold (see locktop --help)", 0 },
+	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,
+	  "Leave kernel-internal lock contention untraced", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
 };

@@ -17,6 +17,7 @@ struct env {
 	bool verbose;
 	bool stacks;
 	bool exact_holds; /* --exact-holds */
+	bool no_kernel_locks; /* --no-kernel-locks */
 	bool mono;
 	const char *host;
 	const char *archive;

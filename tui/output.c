@@ -86,6 +86,9 @@ static json_object *lock_json(const struct lt_lock *l, bool totals)
 	json_object_object_add(o, "comm", json_object_new_string(l->comm));
 	json_object_object_add(o, "id", j_u64(l->id));
 	json_object_object_add(o, "key", json_object_new_string(l->key));
+	json_object_object_add(o, "kernel_type",
+			       json_object_new_string(l->kernel_type));
+	json_object_object_add(o, "caller", json_object_new_string(l->caller));
 	json_object_object_add(o, "p99_wait_ns",
 			       j_u64(lt_wait_quantile(f, 0.99)));
 	json_object_object_add(o, "acquires", j_u64(f->acquires));

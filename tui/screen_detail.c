@@ -84,6 +84,12 @@ static int detail_identity(WINDOW *w, const struct lt_lock *l, int y, int cols)
 		 lt_kind_name(l->kind), l->id, l->address,
 		 l->key[0] ? l->key : "-");
 	mvwaddnstr(w, y++, 0, line, cols);
+	if (l->kernel_type[0] || l->caller[0]) {
+		snprintf(line, sizeof(line), "kernel %s  caller %s",
+			 l->kernel_type[0] ? l->kernel_type : "-",
+			 l->caller[0] ? l->caller : "-");
+		mvwaddnstr(w, y++, 0, line, cols);
+	}
 	if (l->ino) {
 		if (l->end > l->start)
 			snprintf(e, sizeof(e), "bytes");

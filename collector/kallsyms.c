@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The kernel's symbols, from /proc/kallsyms: kernel lock names, callers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name; /* offset into names */
+	char type;
+};
+
+struct lt_ksyms {
+	struct ksym *v;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	uint64_t sdata, end; /* the image's data; 0 when not listed */
+	uint64_t lock_start, lock_end; /* lock and scheduler text */
+	uint64_t sched_start, sched_end;
+};
+
+static int add_name(struct lt_ksyms *k, const char *name, uint32_t *at)
+{
+	size_t len = strlen(name) + 1;
+
+	if (lt_grow((void **)&k->names, &k->names_cap, k->names_len + len, 1))
+		return -1;
+	memcpy(k->names + k->names_len, name, len);
+	*at = (uint32_t)k->names_len;
+	k->names_len += len;
+	return 0;
+}
+
+/* The bounds the file marks with symbols of their own. */
+static void note_bound(struct lt_ksyms *k, const char *name, uint64_t addr)
+{
+	static const struct {
+		const char *name;
+		size_t at;
+	} bounds[] = {
+		{ "_sdata", offsetof(struct lt_ksyms, sdata) },
+		{ "_end", offsetof(struct lt_ksyms, end) },
+		{ "__lock_text_start", offsetof(struct lt_ksyms, lock_start) },
+		{ "__lock_text_end", offsetof(struct lt_ksyms, lock_end) },
+		{ "__sched_text_start",
+		  offsetof(struct lt_ksyms, sched_start) },
+		{ "__sched_text_end", offsetof(struct lt_ksyms, sched_end) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
+		if (!strcmp(name, bounds[i].name))
+			*(uint64_t *)((char *)k + bounds[i].at) = addr;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int load_line(struct lt_ksyms *k, const char *line)
+{
+	unsigned long long addr;
+	char type, name[256];
+	struct ksym *s;
+
+	if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
+		return 0; /* no addresses shown: not ours to read */
+	note_bound(k, name, addr);
+	if (lt_grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v)))
+		return -1;
+	s = &k->v[k->n];
+	s->addr = addr;
+	s->type = type;
+	if (add_name(k, name, &s->name))
+		return -1;
+	k->n++;
+	return 0;
+}
+
+struct lt_ksyms *lt_ksyms_load(const char *path)
+{
+	struct lt_ksyms *k = calloc(1, sizeof(*k));
+	char line[512];
+	FILE *f;
+
+	if (!k)
+		return NULL;
+	f = fopen(path, "re");
+	if (!f)
+		return k; /* empty: every lookup finds nothing */
+	while (fgets(line, sizeof(line), f))
+		if (load_line(k, line))
+			break;
+	fclose(f);
+	if (k->n)
+		qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
+	return k;
+}
+
+void lt_ksyms_free(struct lt_ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->v);
+	free(k->names);
+	free(k);
+}
+
+const char *lt_ksyms_find(const struct lt_ksyms *k, uint64_t addr, char *type,
+			  uint64_t *off)
+{
+	size_t lo = 0, hi = k ? k->n : 0;
+
+	/* The last symbol at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	*type = k->v[lo - 1].type;
+	*off = addr - k->v[lo - 1].addr;
+	return k->names + k->v[lo - 1].name;
+}
+
+bool lt_ksyms_static(const struct lt_ksyms *k, uint64_t addr)
+{
+	return k && k->sdata && k->end > k->sdata && addr >= k->sdata &&
+	       addr < k->end;
+}
+
+bool lt_ksyms_lock_text(const struct lt_ksyms *k, uint64_t addr)
+{
+	return k && ((addr >= k->lock_start && addr < k->lock_end) ||
+		     (addr >= k->sched_start && addr < k->sched_end));
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Kernel-internal lock contention, from the lock tracepoints
+ * contention_begin and contention_end. Per lock address, in the shared
+ * lock slots (kind LT_PK_KERNEL): waits, wait time, maxima and the
+ * histogram; the processes that waited; the owner where the lock keeps
+ * one (a mutex, an rwsem held for writing). A lock's first wait keeps
+ * its type, its kernel stack and what it guards where that can be told
+ * from the address alone (an inode's i_rwsem, the waiter's mmap_lock),
+ * for the collector to name it.
+ *
+ * A spinning wait cannot sleep, so its start lives in a per-CPU entry;
+ * a sleeping wait's in the task's storage (a task sleeps on one lock at
+ * a time). A spinning wait may come inside a sleeping one (a mutex's
+ * wait_lock while the mutex is contended), and an interrupt's inside a
+ * spinning one; a begin that finds its place taken is not counted, and
+ * an end ends the wait in progress on its lock: this CPU's spinning one,
+ * else the task's sleeping one.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+#include "klock.bpf.h"
+
+/* One wait in progress. */
+struct kwait {
+	__u64 lock; /* 0: none */
+	__u64 ts;
+	__u32 flags;
+	__u32 owner; /* the owner's TID at the start, 0 when not known */
+	__u32 owner_tgid;
+	__u32 pad;
+	char owner_comm[LT_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kwait);
+} kspin SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct kwait);
+} ksleep SEC(".maps");
+
+/* How to name each kernel lock, by address; see struct lt_kwhere. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_KWHERES);
+	__type(key, __u64);
+	__type(value, struct lt_kwhere);
+} kwheres SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_kwhere);
+} kwhere_scratch SEC(".maps");
+
+static __always_inline bool spinning(__u32 flags)
+{
+	return (flags & (LT_LCB_F_SPIN | LT_LCB_F_MUTEX)) == LT_LCB_F_SPIN;
+}
+
+/* An rwsem that is neither per-CPU nor a real-time one. */
+static __always_inline bool plain_rwsem(__u32 flags)
+{
+	return flags == LT_LCB_F_READ || flags == LT_LCB_F_WRITE;
+}
+
+/*
+ * Who holds the lock, where it says: a mutex's owner, an rwsem's
+ * writer (the low bits are flags; a reader-owned rwsem names only its
+ * latest reader, which may be gone).
+ */
+static __always_inline void owner_of(__u64 lock, struct kwait *w)
+{
+	struct task_struct *t;
+	long owner = 0;
+	__u64 ids;
+
+	w->owner = 0;
+	if (w->flags & LT_LCB_F_MUTEX) {
+		struct mutex *m = bpf_rdonly_cast(
+			(void *)lock, bpf_core_type_id_kernel(struct mutex));
+
+		owner = m->owner.counter;
+	} else if (plain_rwsem(w->flags)) {
+		struct rw_semaphore *s = bpf_rdonly_cast(
+			(void *)lock,
+			bpf_core_type_id_kernel(struct rw_semaphore));
+
+		owner = s->owner.counter;
+		if (owner & 1) /* RWSEM_READER_OWNED */
+			return;
+	}
+	owner &= ~7L;
+	if (!owner)
+		return;
+	t = bpf_rdonly_cast((void *)owner,
+			    bpf_core_type_id_kernel(struct task_struct));
+	if (targ_pidns_ino)
+		ids = task_ids_here(t);
+	else
+		ids = (__u64)t->tgid << 32 | (__u32)t->pid;
+	w->owner = (__u32)ids;
+	w->owner_tgid = ids >> 32;
+	bpf_probe_read_kernel_str(w->owner_comm, sizeof(w->owner_comm),
+				  t->comm);
+}
+
+/*
+ * A spinning wait in progress longer than this is one whose end was not
+ * seen: the end of a wait on a map's lock inside this probe's own end,
+ * which the kernel does not run the probe for again. A new wait takes
+ * its place.
+ */
+#define SPIN_STALE_NS 100000000ULL
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
+{
+	struct kwait *w;
+	__u32 zero = 0;
+	__u64 now;
+
+	count_run();
+	if (!wanted(current_ids() >> 32))
+		return 0;
+	if (spinning(flags)) {
+		w = bpf_map_lookup_elem(&kspin, &zero);
+	} else {
+		w = bpf_task_storage_get(&ksleep, bpf_get_current_task_btf(),
+					 NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!w)
+			count_drop(LT_DROP_START_FULL);
+	}
+	if (!w)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (w->lock && (!spinning(flags) || now - w->ts < SPIN_STALE_NS))
+		return 0; /* nested: see above */
+	w->flags = flags;
+	w->owner = 0;
+	if (!spinning(flags))
+		owner_of((__u64)lock, w);
+	w->ts = now;
+	w->lock = (__u64)lock;
+	return 0;
+}
+
+/* Whether lock is the i_rwsem of inode: then kw names that file. */
+static __always_inline bool inode_is(__u64 lock, struct inode *in,
+				     struct dentry *d, struct lt_kwhere *kw)
+{
+	if (!in || (__u64)&in->i_rwsem != lock)
+		return false;
+	kw->named = LT_KN_I_RWSEM;
+	kw->dev = in->i_sb->s_dev;
+	kw->ino = in->i_ino;
+	if (d)
+		bpf_probe_read_kernel_str(kw->file, sizeof(kw->file),
+					  d->d_name.name);
+	return true;
+}
+
+/*
+ * An inode's i_rwsem, found from the system call in progress: the file
+ * of its first argument taken as a descriptor (write, fallocate), that
+ * file's directory, the directory it names (openat, unlinkat, mkdirat),
+ * or the working directory (a relative path).
+ */
+static __always_inline void name_inode(__u64 lock, struct lt_kwhere *kw)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct dentry *d = NULL;
+	struct file *f = NULL;
+	long fd = -1;
+
+#ifdef __TARGET_ARCH_x86
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	fd = BPF_CORE_READ(regs, di);
+#endif
+	if (fd >= 0 && fd < 0x7fffffff)
+		f = fd_file((int)fd);
+	if (f) {
+		kw->fd = (__s32)fd;
+		d = f->f_path.dentry;
+		if (inode_is(lock, f->f_inode, d, kw))
+			return;
+		kw->fd = -1;
+		if (d && inode_is(lock, d->d_parent->d_inode, d->d_parent, kw))
+			return;
+	}
+	d = task->fs->pwd.dentry;
+	if (d)
+		inode_is(lock, d->d_inode, d, kw);
+}
+
+/* A new lock's naming facts, from its first counted wait. */
+static __always_inline void name_klock(void *ctx, __u64 lock, __u32 flags,
+				       __u32 tgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
+	struct lt_kwhere *kw;
+	__u32 zero = 0;
+	long n;
+
+	kw = bpf_map_lookup_elem(&kwhere_scratch, &zero);
+	if (!kw)
+		return;
+	__builtin_memset(kw, 0, sizeof(*kw));
+	kw->flags = flags;
+	kw->tgid = tgid;
+	kw->fd = -1;
+	n = bpf_get_stack(ctx, kw->frames, sizeof(kw->frames), 0);
+	kw->nframes = n > 0 ? n / sizeof(__u64) : 0;
+	if (mm && (__u64)&mm->mmap_lock == lock) {
+		kw->named = LT_KN_MMAP_LOCK;
+		bpf_get_current_comm(kw->comm, sizeof(kw->comm));
+	} else if (plain_rwsem(flags)) {
+		name_inode(lock, kw);
+	}
+	bpf_map_update_elem(&kwheres, &lock, kw, BPF_ANY);
+}
+
+/* A wait ended: its figures, its waiter and the owner it waited on. */
+static __always_inline void count_wait(void *ctx, const struct kwait *w,
+				       __u64 delta)
+{
+	struct lt_lock_key key = {
+		.start = w->lock,
+		.kind = LT_PK_KERNEL,
+		.shared = 1,
+	};
+	__u32 tgid = current_ids() >> 32;
+	struct lt_lock_stat *st;
+	bool created;
+	__s32 slot;
+
+	st = stat_of(&key, &created, &slot);
+	if (!st)
+		return;
+	if (created)
+		name_klock(ctx, w->lock, w->flags, tgid);
+	add_wait(st, delta);
+	st->contended++;
+	credit(&key, tgid, LT_ROLE_WAITER, delta);
+	if (!w->owner)
+		return;
+	st->last_holder = w->owner;
+	/* Named now: the credit would name it after the current task. */
+	bpf_map_update_elem(&comms, &w->owner_tgid, w->owner_comm, BPF_NOEXIST);
+	credit(&key, w->owner_tgid, LT_ROLE_HOLDER_PROC, delta);
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(lt_kend, void *lock, int ret)
+{
+	struct kwait *w, done;
+	__u32 zero = 0;
+	__u64 now;
+
+	count_run();
+	/* A spinning wait in progress on this CPU is the innermost; else
+	 * the task's sleeping one. */
+	w = bpf_map_lookup_elem(&kspin, &zero);
+	if (!w || w->lock != (__u64)lock)
+		w = bpf_task_storage_get(&ksleep, bpf_get_current_task_btf(),
+					 NULL, 0);
+	if (!w || w->lock != (__u64)lock)
+		return 0;
+	now = bpf_ktime_get_ns();
+	done = *w;
+	w->lock = 0;
+	count_wait(ctx, &done, now - done.ts);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

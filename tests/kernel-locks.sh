@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Kernel locks: a kcontend workload's lock is named by what it guards and
+# agrees, on waits and wait time within 2%, with a bpftrace script on the
+# same two tracepoints run at the same time (kernel-truth.bt), for the
+# lock's address; no program is left once locktop exits.
+# Usage: kernel-locks.sh LOCKTOP KCONTEND MODE
+. "$(dirname "$0")/lib.sh"
+locktop=$1 kcontend=$2 mode=$3
+require_bpf
+command -v bpftrace >/dev/null 2>&1 || skip "bpftrace is not installed"
+
+case $mode in
+append)
+	args=(--path "$tmpdir/app.dat")
+	want="^i_rwsem of $tmpdir/app.dat\$"
+	;;
+dir)
+	mkdir "$tmpdir/d"
+	args=(--path "$tmpdir/d")
+	want="^i_rwsem of $tmpdir/d\$"
+	;;
+mmap)
+	args=()
+	want='^mmap_lock of [0-9]+ kcontend$'
+	;;
+*) fail "unknown mode $mode" ;;
+esac
+
+# The workload's own waits, as locktop -- COMMAND counts: a reader of
+# its /proc files (mmap_lock) is not of them.
+bpftrace "$(dirname "$0")/kernel-truth.bt" kcontend >"$tmpdir/bt.out" 2>&1 &
+bt=$!
+for _ in $(seq 600); do
+	grep -q '^ready' "$tmpdir/bt.out" && break
+	kill -0 "$bt" 2>/dev/null || fail "bpftrace ended: $(cat "$tmpdir/bt.out")"
+	sleep 0.1
+done
+grep -q '^ready' "$tmpdir/bt.out" || fail "bpftrace did not attach"
+
+"$locktop" --batch --json --delay 1 --output "$tmpdir/lt.json" -- \
+	"$kcontend" --mode "$mode" -n 4 -t 3 "${args[@]}" >/dev/null ||
+	fail "kcontend under locktop failed"
+kill -INT "$bt"
+wait "$bt" || true
+gone
+
+final=$(tail -n 1 "$tmpdir/lt.json")
+lock=$(jq -c --arg re "$want" '[.locks[] | select(.kind == "kernel" and
+	(.name | test($re)))] | max_by(.wait_ns) // empty' <<<"$final")
+[ -n "$lock" ] || fail "no kernel lock named like $want: $(jq -c \
+	'[.locks[] | select(.kind == "kernel") | .name]' <<<"$final")"
+echo "lock: $(jq -c '{name, kernel_type, caller, address, waits, wait_ns}' \
+	<<<"$lock")"
+case $(jq -r .kernel_type <<<"$lock") in
+rwsem-read | rwsem-write) ;;
+*) fail "an rwsem named a $(jq -r .kernel_type <<<"$lock")" ;;
+esac
+[ -n "$(jq -r .caller <<<"$lock")" ] || fail "no caller"
+# Across runs a file is its base name, an address space its process's.
+case $mode in
+append) key='kernel:i_rwsem of app.dat' ;;
+dir) key='kernel:i_rwsem of d' ;;
+mmap) key='kernel:mmap_lock of kcontend' ;;
+esac
+[ "$(jq -r .key <<<"$lock")" = "$key" ] || fail "key: $(jq -r .key <<<"$lock")"
+
+# bpftrace prints the address as a signed or an unsigned number.
+hex=$(jq -r .address <<<"$lock")
+addr=$(printf '%u' "$hex") signed=$((hex))
+truth() {
+	awk -v m="@$1[$addr]:" -v s="@$1[$signed]:" '$1 == m || $1 == s {
+		print $2; found = 1 } END { if (!found) print 0 }' "$tmpdir/bt.out"
+}
+[ "$(truth waits)" -gt 50 ] || fail "too little contention to judge: \
+$(truth waits) ($addr; bpftrace: $(grep -c '^@waits' "$tmpdir/bt.out") locks, \
+$(head -c 300 "$tmpdir/bt.out"))"
+within "waits" "$(jq .waits <<<"$lock")" "$(truth waits)" 2
+within "wait time" "$(jq .wait_ns <<<"$lock")" "$(truth wait_ns)" 2
