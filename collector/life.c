@@ -376,6 +376,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	ret = attach_probes(c, err, err_len);
 	if (ret)
 		goto cleanup;
+	usdt_scan(c); /* a server's own lock probes, if one runs */
 
 	read_start(c);
 	*out = c;
@@ -398,6 +399,7 @@ void lt_collector_close(struct lt_collector *c)
 		read_unmap_out(c->reader->maps.party_out, c->party_out);
 		read_unmap_out(c->reader->maps.wait_out, c->wait_out);
 	}
+	usdt_close(c);
 	reader_bpf__destroy(c->reader);
 	fileio_bpf__destroy(c->fileio);
 	filelock_bpf__destroy(c->filelock);

@@ -168,6 +168,7 @@ static void new_epoch(struct lt_collector *c)
 	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
+	usdt_follow(c);
 }
 
 /* When this read is, and the interval it closes. */
@@ -311,6 +312,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	int err;
 
 	new_epoch(c);
+	usdt_scan(c); /* a server started since */
 	exits_take(c);
 	lt_collector_tend(c);
 	stamp_times(c);
