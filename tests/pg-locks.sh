@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# PostgreSQL's own locks, from its USDT probes: with no server running
+# nothing is attached; under pgbench the default view ranks the
+# server's locks (not its semaphores), and the waits counted agree with
+# a bpftrace script on the same probes, run at the same time.
+# Usage: pg-locks.sh LOCKTOP
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pglib.sh"
+locktop=$1
+require_bpf
+pg_require
+command -v bpftrace >/dev/null || skip "bpftrace is not installed"
+
+usdt_loaded() {
+	/usr/sbin/bpftool prog list 2>/dev/null | grep -q 'name lt_usdt'
+}
+
+# 1. No server among the traced processes: nothing of it is loaded.
+# System-wide when no postgres runs on the host, else for a command.
+if pgrep -x postgres >/dev/null; then
+	"$locktop" -b -j -d 0.5 -o "$tmpdir/none.json" -- sleep 3 &
+else
+	"$locktop" -b -j -d 0.5 -n 6 -o "$tmpdir/none.json" &
+fi
+lt=$!
+wait_progs lt_pwritev2_x || fail "locktop did not attach"
+sleep 1
+! usdt_loaded || fail "a USDT program is loaded with no server traced"
+wait "$lt" || fail "locktop failed"
+
+# 2. A cluster of our own, and pgbench at 16 clients against it.
+pg_start
+pg_bench -i -s 1 -q >"$tmpdir/init.log" 2>&1 || fail "pgbench -i failed"
+db=$(pg_sql "select oid from pg_database where datname = 'postgres'")
+branches=$(pg_sql "select oid from pg_class where relname = 'pgbench_branches'")
+
+"$locktop" -b -j -d 1 -o "$tmpdir/lt.json" &
+lt=$!
+wait_progs lt_usdt || fail "locktop did not attach to $pg_postgres"
+cat >"$tmpdir/count.bt" <<BT
+usdt:$pg_postgres:postgresql:lock__wait__done { @lock = count(); }
+usdt:$pg_postgres:postgresql:lwlock__wait__done { @lwlock = count(); }
+BT
+bpftrace "$tmpdir/count.bt" >"$tmpdir/bt.out" 2>&1 &
+bt=$!
+for _ in $(seq 100); do
+	grep -q Attaching "$tmpdir/bt.out" && break
+	sleep 0.1
+done
+sleep 1
+pg_bench -c 16 -j 2 -T 5 >"$tmpdir/bench.log" 2>&1 ||
+	{ cat "$tmpdir/bench.log" >&2; fail "pgbench failed"; }
+grep -E '^tps' "$tmpdir/bench.log" || true
+sleep 1
+kill -INT "$bt"
+wait "$bt" || true
+kill -INT "$lt"
+wait "$lt" || fail "locktop failed"
+
+final=$(tail -n 1 "$tmpdir/lt.json")
+[ "$(jq -r .final <<<"$final")" = true ] || fail "no final line"
+jq -c '.locks[:6][] | {kind, name, waits, wait_ns}' <<<"$final"
+
+# The busiest row of the default view is one of the server's locks.
+top=$(jq -r '.locks[0].kind' <<<"$final")
+case $top in
+pg-lock | pg-lwlock) ;;
+*) fail "the busiest lock is a $top: $(jq -c '.locks[0]' <<<"$final")" ;;
+esac
+# pgbench_branches' one row is fought over: its tuples (or relation)
+# are a row of their own, by database and relation OID.
+jq -e --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock" and
+	(.name | test("^(tuple|relation) " + $o + " ")))] | length > 0' \
+	<<<"$final" >/dev/null || fail "no row for pgbench_branches ($db/$branches)"
+
+# The same waits as bpftrace counted.
+bt_count() {
+	awk -v m="@$1:" '$1 == m { print $2 }' "$tmpdir/bt.out"
+}
+ours() {
+	jq --arg k "$1" '[.locks[] | select(.kind == $k) | .waits] | add // 0' \
+		<<<"$final"
+}
+bt_lock=$(bt_count lock) bt_lwlock=$(bt_count lwlock)
+[ -n "$bt_lock" ] && [ -n "$bt_lwlock" ] ||
+	fail "bpftrace counted nothing: $(cat "$tmpdir/bt.out")"
+[ "$bt_lock" -gt 100 ] || fail "too few lock waits to compare ($bt_lock)"
+within "pg-lock waits" "$(ours pg-lock)" "$bt_lock" 5
+within "pg-lwlock waits" "$(ours pg-lwlock)" "$bt_lwlock" 5
+
+# No futex row of the server's leads: its semaphores are those waits.
+jq -e '([.locks[] | select(.kind | startswith("pg-")) | .wait_ns] | add) as $pg |
+	([.locks[] | select(.kind == "futex" or .kind == "futex-pi") |
+	.wait_ns] | max // 0) < 0.1 * $pg' <<<"$final" >/dev/null ||
+	fail "a futex row weighs as much as the server's locks"
+echo PASS
