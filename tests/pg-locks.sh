@@ -33,6 +33,15 @@ pg_start
 pg_bench -i -s 1 -q >"$tmpdir/init.log" 2>&1 || fail "pgbench -i failed"
 db=$(pg_sql "select oid from pg_database where datname = 'postgres'")
 branches=$(pg_sql "select oid from pg_class where relname = 'pgbench_branches'")
+pg_sql "create table dl (id int primary key, v int);
+	insert into dl values (1, 0), (2, 0)"
+
+# Two transactions that each update the row the other holds: the
+# backend that finds the deadlock (after deadlock_timeout) counts it.
+deadlock() {
+	pg_sql "begin; update dl set v = 1 where id = $1; select pg_sleep(0.5);
+		update dl set v = 1 where id = $2; commit" >/dev/null 2>&1 || true
+}
 
 "$locktop" -b -j -d 1 -o "$tmpdir/lt.json" &
 lt=$!
@@ -51,6 +60,9 @@ sleep 1
 pg_bench -c 16 -j 2 -T 5 >"$tmpdir/bench.log" 2>&1 ||
 	{ cat "$tmpdir/bench.log" >&2; fail "pgbench failed"; }
 grep -E '^tps' "$tmpdir/bench.log" || true
+deadlock 1 2 &
+deadlock 2 1
+wait %%
 sleep 1
 kill -INT "$bt"
 wait "$bt" || true
@@ -72,6 +84,14 @@ esac
 jq -e --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock" and
 	(.name | test("^(tuple|relation) " + $o + " ")))] | length > 0' \
 	<<<"$final" >/dev/null || fail "no row for pgbench_branches ($db/$branches)"
+
+# Backends were seen waiting, and the deadlock was counted.
+jq -se '[.[] | .locks[]? | select(.kind | startswith("pg-")) |
+	.waiters_now] | max > 0' "$tmpdir/lt.json" >/dev/null ||
+	fail "no backend seen waiting at a read"
+dl=$(jq '[.locks[] | select(.kind == "pg-lock") | .deadlocks] | add' <<<"$final")
+[ "$dl" -ge 1 ] || fail "the deadlock was not counted"
+echo "deadlocks found: $dl"
 
 # The same waits as bpftrace counted.
 bt_count() {
