@@ -16,20 +16,33 @@ usdt_loaded() {
 }
 
 # 1. No server among the traced processes: nothing of it is loaded.
-# System-wide when no postgres runs on the host, else for a command.
+# System-wide when no postgres runs on the host (and then a server
+# started later is found at a read), else for a command.
 if pgrep -x postgres >/dev/null; then
 	"$locktop" -b -j -d 0.5 -o "$tmpdir/none.json" -- sleep 3 &
+	later=false
 else
-	"$locktop" -b -j -d 0.5 -n 6 -o "$tmpdir/none.json" &
+	"$locktop" -b -j -d 0.5 -o "$tmpdir/none.json" &
+	later=true
 fi
 lt=$!
 wait_progs lt_pwritev2_x || fail "locktop did not attach"
 sleep 1
 ! usdt_loaded || fail "a USDT program is loaded with no server traced"
-wait "$lt" || fail "locktop failed"
 
 # 2. A cluster of our own, and pgbench at 16 clients against it.
 pg_start
+if $later; then
+	wait_progs lt_usdt || fail "a server started later was not found"
+	kill -INT "$lt"
+fi
+wait "$lt" || fail "locktop failed"
+# With -p, the postmaster and its backends.
+"$locktop" -b -d 0.5 -o /dev/null -p "$(pg_postmaster_pid)" &
+lt=$!
+wait_progs lt_usdt || fail "locktop -p did not attach to the server"
+kill -INT "$lt"
+wait "$lt" || fail "locktop -p failed"
 pg_bench -i -s 1 -q >"$tmpdir/init.log" 2>&1 || fail "pgbench -i failed"
 db=$(pg_sql "select oid from pg_database where datname = 'postgres'")
 branches=$(pg_sql "select oid from pg_class where relname = 'pgbench_branches'")
@@ -39,8 +52,11 @@ pg_sql "create table dl (id int primary key, v int);
 # Two transactions that each update the row the other holds: the
 # backend that finds the deadlock (after deadlock_timeout) counts it.
 deadlock() {
-	pg_sql "begin; update dl set v = 1 where id = $1; select pg_sleep(0.5);
-		update dl set v = 1 where id = $2; commit" >/dev/null 2>&1 || true
+	timeout 30 runuser -u postgres -- "$pg_bin/psql" -h "$pg_dir" \
+		-p "$pg_port" -U postgres -XAtq -c "begin;
+		update dl set v = 1 where id = $1; select pg_sleep(0.5);
+		update dl set v = 1 where id = $2; commit" postgres \
+		>>"$tmpdir/deadlock.log" 2>&1 || true
 }
 
 # With --all: the default view is its rows less futex-cond's.
@@ -62,13 +78,23 @@ pg_bench -c 16 -j 2 -T 5 >"$tmpdir/bench.log" 2>&1 ||
 	{ cat "$tmpdir/bench.log" >&2; fail "pgbench failed"; }
 grep -E '^tps' "$tmpdir/bench.log" || true
 deadlock 1 2 &
+dl_job=$!
 deadlock 2 1
-wait %%
+wait "$dl_job"
 sleep 1
-kill -INT "$bt"
-wait "$bt" || true
-kill -INT "$lt"
-wait "$lt" || fail "locktop failed"
+# stop PID: SIGINT, and SIGKILL after 20 s; its exit status.
+stop() {
+	local i
+	kill -INT "$1"
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$1" 2>/dev/null || true
+	wait "$1"
+}
+stop "$bt" || true
+stop "$lt" || fail "locktop failed"
 
 final=$(tail -n 1 "$tmpdir/lt.json")
 [ "$(jq -r .final <<<"$final")" = true ] || fail "no final line"
