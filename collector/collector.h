@@ -31,6 +31,8 @@ enum lt_kind {
 	LT_KIND_KERNEL, /* kernel-internal lock contention */
 	LT_KIND_SPIN, /* user spinning, seen by sampling */
 	LT_KIND_FUTEX_COND, /* condition variables, semaphores, joins */
+	LT_KIND_PG_LWLOCK, /* PostgreSQL LWLock, by tranche and mode */
+	LT_KIND_PG_LOCK, /* PostgreSQL heavyweight lock, by lock tag */
 	LT_KIND_NR,
 };
 

@@ -416,6 +416,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	ret = attach_probes(c, err, err_len);
 	if (ret)
 		goto cleanup;
+	usdt_scan(c); /* a server's own lock probes, if one runs */
 
 	read_start(c);
 	*out = c;
@@ -438,6 +439,7 @@ void lt_collector_close(struct lt_collector *c)
 		read_unmap_out(c->reader->maps.party_out, c->party_out);
 		read_unmap_out(c->reader->maps.wait_out, c->wait_out);
 	}
+	usdt_close(c);
 	reader_bpf__destroy(c->reader);
 	klock_bpf__destroy(c->klock);
 	fileio_bpf__destroy(c->fileio);

@@ -167,6 +167,10 @@ void locks_name(struct lt_collector *c, size_t i)
 		w.file[sizeof(w.file) - 1] = '\0';
 		wp = &w;
 	}
+	if (usdt_name(c, l, s, wp)) {
+		s->named = true;
+		return;
+	}
 	if (l->kind == LT_KIND_FCNTL || l->kind == LT_KIND_OFD ||
 	    l->kind == LT_KIND_FLOCK)
 		name_file_lock(c, l, s, wp);

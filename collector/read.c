@@ -171,6 +171,7 @@ static void new_epoch(struct lt_collector *c)
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
 	if (c->klock)
 		__atomic_fetch_add(&c->klock->bss->epoch, 1, __ATOMIC_RELAXED);
+	usdt_follow(c);
 }
 
 /* When this read is, and the interval it closes. */
@@ -314,6 +315,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	int err;
 
 	new_epoch(c);
+	usdt_scan(c); /* a server started since */
 	exits_take(c);
 	lt_collector_tend(c);
 	stamp_times(c);

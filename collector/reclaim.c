@@ -353,6 +353,7 @@ static void advance_gen(struct lt_collector *c)
 	__atomic_fetch_add(&c->futex->bss->slot_gen, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->filelock->bss->slot_gen, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	usdt_follow(c);
 }
 
 /* Still idle: nothing moved since the read that chose it. */

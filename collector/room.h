@@ -32,6 +32,7 @@ struct fileio_bpf;
 struct reader_bpf;
 struct klock_bpf;
 struct lt_ksyms;
+struct usdt_state;
 
 _Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
 	       "collector and probe histograms must match");
@@ -39,7 +40,9 @@ _Static_assert((int)LT_PK_FUTEX_COND == (int)LT_KIND_FUTEX_COND &&
 		       (int)LT_PK_FCNTL == (int)LT_KIND_FCNTL &&
 		       (int)LT_PK_OFD == (int)LT_KIND_OFD &&
 		       (int)LT_PK_FLOCK == (int)LT_KIND_FLOCK &&
-		       (int)LT_PK_FUTEX_PI == (int)LT_KIND_FUTEX_PI,
+		       (int)LT_PK_FUTEX_PI == (int)LT_KIND_FUTEX_PI &&
+		       (int)LT_PK_PG_LWLOCK == (int)LT_KIND_PG_LWLOCK &&
+		       (int)LT_PK_PG_LOCK == (int)LT_KIND_PG_LOCK,
 	       "probe kinds are collector kinds");
 _Static_assert((int)LT_PK_KERNEL == (int)LT_KIND_KERNEL,
 	       "the kernel probe kind is the collector's");
@@ -244,6 +247,7 @@ struct lt_collector {
 	struct stack_text *stexts;
 	size_t n_stexts, cap_stexts;
 	struct lt_index stext_ix;
+	struct usdt_state *usdt; /* servers' probes, once one is seen */
 };
 
 /* Small helpers for every file. */
@@ -324,6 +328,13 @@ void klocks_name(struct lt_collector *c, size_t i);
 /* files.c: files. */
 uint64_t files_mass(const struct lt_file_stat *v);
 int files_read(struct lt_collector *c);
+
+/* usdt.c: servers' own lock probes (providers.c). */
+void usdt_scan(struct lt_collector *c);
+void usdt_follow(struct lt_collector *c);
+void usdt_close(struct lt_collector *c);
+bool usdt_name(struct lt_collector *c, struct lt_lock *l,
+	       const struct lock_state *s, const struct lt_where *w);
 
 /* cost.c: the probes' cost. */
 void cost_window_open(struct lt_collector *c);

@@ -57,7 +57,14 @@ enum lt_probe_kind {
 	LT_PK_FLOCK = 4,
 	LT_PK_KERNEL = 5,
 	LT_PK_FUTEX_COND = 7,
+	/* A server's own waits, announced by its USDT probes (usdt.h). */
+	LT_PK_PG_LWLOCK = 8,
+	LT_PK_PG_LOCK = 9,
 };
+
+/* The first kind announced by USDT probes: a thread's wait in flight of
+ * such a kind is one the futex probe leaves alone (see struct lt_thread). */
+#define LT_PK_USDT_FIRST LT_PK_PG_LWLOCK
 
 /*
  * One lock, the same for every process that shares it:
@@ -304,7 +311,11 @@ struct lt_file_ident {
  * collector's reader walks the threads for the waits in flight.
  */
 struct lt_thread {
-	/* One at a time; each probe ends only waits of its own kinds. */
+	/* One at a time; each probe ends only waits of its own kinds. A
+	 * wait of a kind from LT_PK_USDT_FIRST on is a server's own lock
+	 * (started and ended by its USDT probes): while it is in flight,
+	 * the futex probe counts none of the thread's futex waits, which
+	 * are that same wait on the server's semaphore. */
 	struct lt_inflight wait;
 	struct lt_thread_locks held; /* file locks held, innermost last */
 	/* The pread-path call in progress (ts 0: none), for its time and

@@ -338,6 +338,9 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 		count_drop(LT_DROP_START_FULL);
 		return 0;
 	}
+	/* Inside a server's own wait: its semaphore, that same wait. */
+	if (th->wait.ts && th->wait.lock.kind >= LT_PK_USDT_FIRST)
+		return 0;
 	if (kind == LT_PK_BY_SITE)
 		kind = classify_wait(th, val, tgid);
 	if (kind == LT_PK_FUTEX_PI) {

@@ -71,7 +71,7 @@ int diff_gate_parse(const char *text, struct diff_gate *g, char *err,
 			snprintf(err, err_len,
 				 "--fail-if '%s': unknown kind '%s' (futex, "
 				 "futex-pi, fcntl, ofd, flock, kernel, spin, "
-				 "futex-cond or all)",
+				 "futex-cond, pg-lwlock, pg-lock or all)",
 				 text, name);
 			return -1;
 		}

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include "collector.h"
 #include "internal.h"
+#include "providers.h"
 
 static void test_parse_file_mapping(void **state)
 {
@@ -162,6 +163,46 @@ static void test_kinds(void **state)
 	assert_int_equal(lt_kind_parse("nonsense"), -1);
 	assert_true(lt_kind_is_lock(LT_KIND_FUTEX));
 	assert_false(lt_kind_is_lock(LT_KIND_FUTEX_COND));
+}
+
+/* Every probe of the table of providers has a cookie and a named kind. */
+static void test_providers(void **state)
+{
+	const struct lt_provider_probe *p;
+	uint64_t cookie;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(lt_kind_parse("pg-lwlock"), LT_KIND_PG_LWLOCK);
+	assert_int_equal(lt_kind_parse("pg-lock"), LT_KIND_PG_LOCK);
+	assert_true(lt_kind_is_lock(LT_KIND_PG_LWLOCK));
+	assert_true(lt_kind_is_lock(LT_KIND_PG_LOCK));
+	for (i = 0; i < lt_n_provider_probes; i++) {
+		p = &lt_provider_probes[i];
+		cookie = lt_provider_cookie(p);
+		assert_true(cookie != 0);
+		assert_int_equal(LT_USDT_COOKIE_KIND(cookie), p->kind);
+		assert_int_equal(LT_USDT_COOKIE_EVENT(cookie), p->event);
+		assert_non_null(lt_provider_kind_of(p->kind));
+	}
+	cookie = lt_provider_cookie(&lt_provider_probes[0]); /* lwlock start */
+	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 0), LT_ARG_NAME);
+	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 1), LT_ARG_MODE);
+	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 2), LT_ARG_NONE);
+	cookie = lt_provider_cookie(&lt_provider_probes[2]); /* lock start */
+	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 3), LT_ARG_F4);
+	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 4), LT_ARG_TYPE);
+	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 5), LT_ARG_MODE);
+	/* A row whose arguments do not parse is not attached. */
+	p = &(struct lt_provider_probe){
+		"x", "y", "z", LT_USDT_START, LT_KIND_PG_LOCK, "f1,bogus", true
+	};
+	assert_true(lt_provider_cookie(p) == 0);
+	p = &(struct lt_provider_probe){ "x",		"y",	       "z",
+					 LT_USDT_START, LT_KIND_FUTEX, "name",
+					 true };
+	assert_true(lt_provider_cookie(p) == 0);
+	assert_null(lt_provider_kind_of(LT_KIND_FUTEX));
 }
 
 static bool everything(const struct lt_lock *l, void *arg)
@@ -474,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_cycles_self_and_duplicates),
 		cmocka_unit_test(test_cycles_bounds),
 		cmocka_unit_test(test_proc_threads),
+		cmocka_unit_test(test_providers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,9 +9,10 @@
 #include "screen_priv.h"
 
 /* The kinds the header meters, in order. */
-static const enum lt_kind meter_kinds[] = { LT_KIND_FUTEX, LT_KIND_FUTEX_PI,
-					    LT_KIND_FCNTL, LT_KIND_OFD,
-					    LT_KIND_FLOCK };
+static const enum lt_kind meter_kinds[] = {
+	LT_KIND_FUTEX, LT_KIND_FUTEX_PI,  LT_KIND_FCNTL,   LT_KIND_OFD,
+	LT_KIND_FLOCK, LT_KIND_PG_LWLOCK, LT_KIND_PG_LOCK,
+};
 
 struct totals {
 	struct lt_kind_figures kinds[LT_KIND_NR];

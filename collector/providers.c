@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Servers' lock probes: a flat table, one row per probe. */
+#include <string.h>
+#include "providers.h"
+
+/*
+ * PostgreSQL (built with --enable-dtrace, as Debian's is). Waits only
+ * by default: an LWLock's or a heavyweight lock's wait, from start to
+ * done, and the deadlocks found by the waiting backend.
+ */
+const struct lt_provider_probe lt_provider_probes[] = {
+	{ "postgres", "postgresql", "lwlock__wait__start", LT_USDT_START,
+	  LT_KIND_PG_LWLOCK, "name,mode", true },
+	{ "postgres", "postgresql", "lwlock__wait__done", LT_USDT_DONE,
+	  LT_KIND_PG_LWLOCK, "name,mode", true },
+	{ "postgres", "postgresql", "lock__wait__start", LT_USDT_START,
+	  LT_KIND_PG_LOCK, "f1,f2,f3,f4,type,mode", true },
+	{ "postgres", "postgresql", "lock__wait__done", LT_USDT_DONE,
+	  LT_KIND_PG_LOCK, "f1,f2,f3,f4,type,mode", true },
+	{ "postgres", "postgresql", "deadlock__found", LT_USDT_DEADLOCK,
+	  LT_KIND_PG_LOCK, "", true },
+};
+
+const size_t lt_n_provider_probes =
+	sizeof(lt_provider_probes) / sizeof(lt_provider_probes[0]);
+
+/* LWLockMode */
+static const char *const pg_lwlock_modes[] = { "exclusive", "shared",
+					       "wait-until-free" };
+
+/* LOCKMODE */
+static const char *const pg_lock_modes[] = {
+	"NoLock",
+	"AccessShareLock",
+	"RowShareLock",
+	"RowExclusiveLock",
+	"ShareUpdateExclusiveLock",
+	"ShareLock",
+	"ShareRowExclusiveLock",
+	"ExclusiveLock",
+	"AccessExclusiveLock",
+};
+
+/*
+ * LockTagType, with the fields that name the object. A page or tuple is
+ * its relation's (one row per relation, not per tuple version); a
+ * transaction, virtual transaction or speculative insertion is any
+ * (the waits for another transaction's end, one row).
+ */
+static const struct lt_provider_type pg_lock_types[] = {
+	{ "relation", 0x3, true },    { "extend", 0x3, true },
+	{ "frozenid", 0x1, false },   { "page", 0x3, true },
+	{ "tuple", 0x3, true },	      { "transactionid", 0x0, false },
+	{ "virtualxid", 0x0, false }, { "spectoken", 0x0, false },
+	{ "object", 0xf, false },     { "userlock", 0xf, false },
+	{ "advisory", 0xf, false },
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+const struct lt_provider_kind lt_provider_kinds[] = {
+	{ LT_KIND_PG_LWLOCK, pg_lwlock_modes, N(pg_lwlock_modes), NULL, 0 },
+	{ LT_KIND_PG_LOCK, pg_lock_modes, N(pg_lock_modes), pg_lock_types,
+	  N(pg_lock_types) },
+};
+
+const size_t lt_n_provider_kinds = N(lt_provider_kinds);
+
+const struct lt_provider_kind *lt_provider_kind_of(enum lt_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < lt_n_provider_kinds; i++)
+		if (lt_provider_kinds[i].kind == kind)
+			return &lt_provider_kinds[i];
+	return NULL;
+}
+
+static int arg_meaning(const char *s, size_t len)
+{
+	static const char *const names[] = {
+		[LT_ARG_NONE] = "-",	[LT_ARG_NAME] = "name",
+		[LT_ARG_F1] = "f1",	[LT_ARG_F2] = "f2",
+		[LT_ARG_F3] = "f3",	[LT_ARG_F4] = "f4",
+		[LT_ARG_TYPE] = "type", [LT_ARG_MODE] = "mode",
+	};
+	size_t i;
+
+	for (i = 0; i < N(names); i++)
+		if (strlen(names[i]) == len && !strncmp(s, names[i], len))
+			return (int)i;
+	return -1;
+}
+
+uint64_t lt_provider_cookie(const struct lt_provider_probe *p)
+{
+	uint64_t cookie = (uint64_t)p->kind | (uint64_t)p->event << 8;
+	const char *s = p->args;
+	size_t i, len;
+	int m;
+
+	if ((int)p->kind < (int)LT_PK_USDT_FIRST || p->kind >= LT_KIND_NR)
+		return 0;
+	for (i = 0; *s; i++) {
+		len = strcspn(s, ",");
+		m = arg_meaning(s, len);
+		if (m < 0 || i >= LT_USDT_ARGS)
+			return 0;
+		cookie |= (uint64_t)m << (16 + 4 * i);
+		s += len + (s[len] == ',');
+	}
+	return cookie;
+}

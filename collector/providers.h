@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Servers whose lock probes (USDT) the collector attaches: one row per
+ * probe, and how each kind's locks are named. Another server's probes
+ * are rows of these tables (providers.c); not installed.
+ */
+#ifndef LOCKTOP_COLLECTOR_PROVIDERS_H
+#define LOCKTOP_COLLECTOR_PROVIDERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "collector.h"
+#include "common.h"
+#include "usdt.h"
+
+struct lt_provider_probe {
+	const char *binary; /* the executable's base name */
+	const char *provider;
+	const char *probe;
+	enum lt_usdt_event event;
+	enum lt_kind kind;
+	/* What each argument means, in order, comma-separated: name
+	 * (a string), f1 to f4 (the object's fields), type, mode, or -. */
+	const char *args;
+	bool on; /* attached by default */
+};
+
+/* An object type of a kind: its name, and which fields name it. */
+struct lt_provider_type {
+	const char *name;
+	uint8_t keep; /* bit i: field i + 1 */
+	/* Fields 1 and 2 are a database and a relation OID: the relation
+	 * has a file base/DB/REL under the data directory. */
+	bool relation;
+};
+
+struct lt_provider_kind {
+	enum lt_kind kind;
+	const char *const *modes; /* by mode number */
+	size_t n_modes;
+	const struct lt_provider_type *types; /* by type; NULL: untyped */
+	size_t n_types;
+};
+
+extern const struct lt_provider_probe lt_provider_probes[];
+extern const size_t lt_n_provider_probes;
+extern const struct lt_provider_kind lt_provider_kinds[];
+extern const size_t lt_n_provider_kinds;
+
+/* A kind from a server's probes: lt_provider_kinds' row, or NULL. */
+const struct lt_provider_kind *lt_provider_kind_of(enum lt_kind kind);
+
+/* The cookie (usdt.h) of a row; 0 when its args do not parse. */
+uint64_t lt_provider_cookie(const struct lt_provider_probe *p);
+
+#endif /* LOCKTOP_COLLECTOR_PROVIDERS_H */

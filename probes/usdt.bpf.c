@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Servers' own lock waits, from their USDT probes: a wait's start and
+ * done, and a deadlock its waiter found. One program serves every
+ * probe; the attachment's cookie says what the probe is and what its
+ * arguments mean (usdt.h), from the collector's table of providers.
+ *
+ * A wait in flight is the thread's lt_thread.wait, as a futex wait's
+ * is, so the collector sees its waiters now. A server may start a wait
+ * inside another (PostgreSQL takes an LWLock on its way out of a
+ * heavyweight lock's wait): the outer one is kept aside until the inner
+ * one is done.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "common.bpf.h"
+#include "usdt.h"
+
+/* Per kind and type, bit i: field i + 1 of the object is its identity. */
+const volatile __u8 targ_keep[LT_USDT_KINDS][LT_USDT_TYPES] = {};
+
+/* A wait started while another was in flight: the outer one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lt_inflight);
+} outer SEC(".maps");
+
+struct usdt_args {
+	__u64 field[4];
+	__u64 name; /* the name's address in the process, or 0 */
+	__u64 type;
+	__u64 mode;
+	bool typed;
+};
+
+/* FNV-1a of a string of the process, which is also copied into out. */
+static __always_inline __u64 name_hash(__u64 addr, char *out, __u32 len)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	__u32 i;
+
+	if (bpf_probe_read_user_str(out, len, (const void *)addr) <= 0)
+		return 0;
+	for (i = 0; i < LT_WHERE_NAME_LEN && i < len && out[i]; i++) {
+		h ^= (__u8)out[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static __always_inline void read_args(struct pt_regs *ctx, __u64 cookie,
+				      struct usdt_args *a)
+{
+	__u32 i, m;
+	long v;
+
+	for (i = 0; i < LT_USDT_ARGS; i++) {
+		m = LT_USDT_COOKIE_ARG(cookie, i);
+		if (m == LT_ARG_NONE || bpf_usdt_arg(ctx, i, &v))
+			continue;
+		if (m == LT_ARG_NAME)
+			a->name = (__u64)v;
+		else if (m >= LT_ARG_F1 && m <= LT_ARG_F4)
+			a->field[(m - LT_ARG_F1) & 3] = (__u32)v;
+		else if (m == LT_ARG_TYPE)
+			a->type = (__u32)v, a->typed = true;
+		else if (m == LT_ARG_MODE)
+			a->mode = (__u32)v;
+	}
+}
+
+/* The lock a probe's arguments name; its name string into name. */
+static __always_inline void lock_of(struct pt_regs *ctx, __u64 cookie,
+				    struct lt_lock_key *key, char *name)
+{
+	struct usdt_args a = {};
+	__u32 kind = LT_USDT_COOKIE_KIND(cookie), i;
+	__u8 keep = 0xf;
+
+	read_args(ctx, cookie, &a);
+	if (a.typed)
+		keep = targ_keep[(kind - LT_PK_USDT_FIRST) & (LT_USDT_KINDS - 1)]
+				[a.type & (LT_USDT_TYPES - 1)];
+	for (i = 0; i < 4; i++)
+		if (!(keep & (1U << i)))
+			a.field[i] = 0;
+	key->dev_or_tgid = a.field[0] << 32 | a.field[1];
+	key->ino = a.field[2] << 32 | a.field[3];
+	key->start = a.name ? name_hash(a.name, name, LT_WHERE_NAME_LEN) : 0;
+	key->end = a.type << 32 | a.mode;
+	key->kind = kind;
+	key->shared = 1;
+}
+
+static __always_inline void remember_name(const struct lt_lock_key *key,
+					  const char *name, __u32 tgid)
+{
+	struct lt_where w = { .tgid = tgid, .fd = -1 };
+
+	__builtin_memcpy(w.file, name, sizeof(w.file));
+	bpf_map_update_elem(&wheres, key, &w, BPF_NOEXIST);
+}
+
+static __always_inline int wait_start(struct pt_regs *ctx, __u64 cookie)
+{
+	char name[LT_WHERE_NAME_LEN] = {};
+	__u32 tgid = current_ids() >> 32;
+	struct lt_inflight *in, *out;
+	struct lt_thread *th;
+	bool created = false;
+
+	if (!wanted(tgid))
+		return 0;
+	th = this_thread(true);
+	if (!th) {
+		count_drop(LT_DROP_START_FULL);
+		return 0;
+	}
+	in = &th->wait;
+	if (in->ts && in->lock.kind >= LT_PK_USDT_FIRST) {
+		out = bpf_task_storage_get(&outer, bpf_get_current_task_btf(),
+					   NULL,
+					   BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (out)
+			*out = *in;
+	}
+	lock_of(ctx, cookie, &in->lock, name);
+	in->slot = slot_try(&in->lock, &created);
+	if (created) {
+		remember_comm(tgid);
+		remember_name(&in->lock, name, tgid);
+	}
+	in->gen = slot_gen;
+	in->holder = 0;
+	in->flags = 0;
+	in->tgid = tgid;
+	in->cmd = 0;
+	in->uaddr = 0;
+	/* Last: the reader takes a stamp as a whole wait. */
+	in->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* Ends the wait in, and counts it. */
+static __always_inline void wait_end(struct pt_regs *ctx,
+				     struct lt_inflight *in)
+{
+	__u64 delta = bpf_ktime_get_ns() - in->ts;
+	struct lt_lock_stat *st;
+	bool created = false;
+	__s32 no_slot = LT_NO_SLOT;
+
+	if (in->gen != slot_gen || in->slot == LT_NO_SLOT)
+		in->slot = slot_of(&in->lock, &created);
+	st = stat_at(in->slot);
+	if (st) {
+		if (created)
+			remember_comm(in->tgid);
+		add_wait(st, delta);
+		st->contended++;
+		record_stack(ctx, &in->lock, in->tgid, delta);
+		credit_at(&in->lock, in->tgid, LT_ROLE_WAITER, delta, &no_slot);
+	}
+	in->ts = 0;
+}
+
+static __always_inline int wait_done(struct pt_regs *ctx, __u64 cookie)
+{
+	__u32 kind = LT_USDT_COOKIE_KIND(cookie);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct lt_inflight *out;
+	struct lt_thread *th;
+
+	th = this_thread(false);
+	if (!th)
+		return 0;
+	out = bpf_task_storage_get(&outer, task, NULL, 0);
+	if (th->wait.ts && th->wait.lock.kind == kind) {
+		wait_end(ctx, &th->wait);
+		if (out && out->ts) {
+			th->wait = *out; /* the outer wait goes on */
+			out->ts = 0;
+		}
+	} else if (out && out->ts && out->lock.kind == kind) {
+		wait_end(ctx, out); /* the inner one's done was missed */
+	}
+	return 0;
+}
+
+/* A deadlock, found by a thread that waits on one of its locks. */
+static __always_inline int deadlock(__u64 cookie)
+{
+	struct lt_thread *th = this_thread(false);
+	struct lt_lock_stat *st;
+	bool created = false;
+
+	if (!th || !th->wait.ts ||
+	    th->wait.lock.kind != LT_USDT_COOKIE_KIND(cookie))
+		return 0;
+	st = stat_at(slot_of(&th->wait.lock, &created));
+	if (st)
+		st->deadlocks++;
+	return 0;
+}
+
+SEC("usdt")
+int lt_usdt(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_usdt_cookie(ctx);
+
+	count_run();
+	switch (LT_USDT_COOKIE_EVENT(cookie)) {
+	case LT_USDT_START:
+		return wait_start(ctx, cookie);
+	case LT_USDT_DONE:
+		return wait_done(ctx, cookie);
+	case LT_USDT_DEADLOCK:
+		return deadlock(cookie);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Servers' own lock probes (USDT): what the collector tells the usdt
+ * object about each probe it attaches, in the attachment's cookie.
+ *
+ *   bits 0-7     the kind (enum lt_probe_kind, from LT_PK_USDT_FIRST)
+ *   bits 8-11    the event (enum lt_usdt_event)
+ *   bits 16-63   what argument i means, 4 bits each (enum lt_usdt_arg)
+ *
+ * A wait's lock is named by its arguments:
+ *   dev_or_tgid  field 1 << 32 | field 2
+ *   ino          field 3 << 32 | field 4
+ *   start        a hash of the name argument (0 when there is none)
+ *   end          type << 32 | mode
+ * The fields a type keeps are in targ_keep (the others read as 0), so
+ * that, say, the waits for any transaction's end are one lock.
+ */
+#ifndef LOCKTOP_PROBES_USDT_H
+#define LOCKTOP_PROBES_USDT_H
+
+enum lt_usdt_event {
+	LT_USDT_NONE = 0,
+	LT_USDT_START, /* a thread starts to wait */
+	LT_USDT_DONE, /* ... and ends the wait */
+	LT_USDT_DEADLOCK, /* the waiting thread found a deadlock */
+};
+
+enum lt_usdt_arg {
+	LT_ARG_NONE = 0,
+	LT_ARG_NAME, /* a string: the lock's name */
+	LT_ARG_F1, /* the fields of the object waited for */
+	LT_ARG_F2,
+	LT_ARG_F3,
+	LT_ARG_F4,
+	LT_ARG_TYPE, /* the object's type, which fields it keeps */
+	LT_ARG_MODE, /* how it is wanted */
+};
+
+#define LT_USDT_ARGS 12 /* a USDT probe has this many at most */
+#define LT_USDT_KINDS 4 /* kinds from LT_PK_USDT_FIRST */
+#define LT_USDT_TYPES 16 /* object types per kind */
+
+#define LT_USDT_COOKIE_KIND(c) ((__u32)((c)&0xff))
+#define LT_USDT_COOKIE_EVENT(c) ((__u32)(((c) >> 8) & 0xf))
+#define LT_USDT_COOKIE_ARG(c, i) ((__u32)(((c) >> (16 + 4 * (i))) & 0xf))
+
+#endif /* LOCKTOP_PROBES_USDT_H */

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# PostgreSQL's own locks, from its USDT probes: with no server running
+# nothing is attached; under pgbench the default view ranks the
+# server's locks (not its semaphores), and the waits counted agree with
+# a bpftrace script on the same probes, run at the same time.
+# Usage: pg-locks.sh LOCKTOP
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pglib.sh"
+locktop=$1
+require_bpf
+pg_require
+command -v bpftrace >/dev/null || skip "bpftrace is not installed"
+
+usdt_loaded() {
+	/usr/sbin/bpftool prog list 2>/dev/null | grep -q 'name lt_usdt'
+}
+
+# 1. No server among the traced processes: nothing of it is loaded.
+# System-wide when no postgres runs on the host (and then a server
+# started later is found at a read), else for a command.
+if pgrep -x postgres >/dev/null; then
+	"$locktop" -b -j -d 0.5 -o "$tmpdir/none.json" -- sleep 3 &
+	later=false
+else
+	"$locktop" -b -j -d 0.5 -o "$tmpdir/none.json" &
+	later=true
+fi
+lt=$!
+wait_progs lt_pwritev2_x || fail "locktop did not attach"
+sleep 1
+! usdt_loaded || fail "a USDT program is loaded with no server traced"
+
+# 2. A cluster of our own, and pgbench at 16 clients against it.
+pg_start
+if $later; then
+	wait_progs lt_usdt || fail "a server started later was not found"
+	kill -INT "$lt"
+fi
+wait "$lt" || fail "locktop failed"
+# With -p, the postmaster and its backends.
+"$locktop" -b -d 0.5 -o /dev/null -p "$(pg_postmaster_pid)" &
+lt=$!
+wait_progs lt_usdt || fail "locktop -p did not attach to the server"
+kill -INT "$lt"
+wait "$lt" || fail "locktop -p failed"
+pg_bench -i -s 1 -q >"$tmpdir/init.log" 2>&1 || fail "pgbench -i failed"
+db=$(pg_sql "select oid from pg_database where datname = 'postgres'")
+branches=$(pg_sql "select oid from pg_class where relname = 'pgbench_branches'")
+pg_sql "create table dl (id int primary key, v int);
+	insert into dl values (1, 0), (2, 0)"
+
+# Two transactions that each update the row the other holds: the
+# backend that finds the deadlock (after deadlock_timeout) counts it.
+deadlock() {
+	timeout 30 runuser -u postgres -- "$pg_bin/psql" -h "$pg_dir" \
+		-p "$pg_port" -U postgres -XAtq -c "begin;
+		update dl set v = 1 where id = $1; select pg_sleep(0.5);
+		update dl set v = 1 where id = $2; commit" postgres \
+		>>"$tmpdir/deadlock.log" 2>&1 || true
+}
+
+# With --all: the default view is its rows less futex-cond's.
+"$locktop" -b -j -a -d 1 -o "$tmpdir/lt.json" &
+lt=$!
+wait_progs lt_usdt || fail "locktop did not attach to $pg_postgres"
+cat >"$tmpdir/count.bt" <<BT
+usdt:$pg_postgres:postgresql:lock__wait__done { @lock = count(); }
+usdt:$pg_postgres:postgresql:lwlock__wait__done { @lwlock = count(); }
+BT
+bpftrace "$tmpdir/count.bt" >"$tmpdir/bt.out" 2>&1 &
+bt=$!
+for _ in $(seq 100); do
+	grep -q Attaching "$tmpdir/bt.out" && break
+	sleep 0.1
+done
+sleep 1
+pg_bench -c 16 -j 2 -T 5 >"$tmpdir/bench.log" 2>&1 ||
+	{ cat "$tmpdir/bench.log" >&2; fail "pgbench failed"; }
+grep -E '^tps' "$tmpdir/bench.log" || true
+deadlock 1 2 &
+dl_job=$!
+deadlock 2 1
+wait "$dl_job"
+sleep 1
+# stop PID: SIGINT, and SIGKILL after 20 s; its exit status.
+stop() {
+	local i
+	kill -INT "$1"
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$1" 2>/dev/null || true
+	wait "$1"
+}
+stop "$bt" || true
+stop "$lt" || fail "locktop failed"
+
+final=$(tail -n 1 "$tmpdir/lt.json")
+[ "$(jq -r .final <<<"$final")" = true ] || fail "no final line"
+jq -c '.locks[:6][] | {kind, name, waits, wait_ns}' <<<"$final"
+
+# The busiest row of the default view is one of the server's locks.
+top=$(jq -c '[.locks[] | select(.kind != "futex-cond")][0]' <<<"$final")
+case $(jq -r .kind <<<"$top") in
+pg-lock | pg-lwlock) ;;
+*) fail "the busiest lock is not the server's: $top" ;;
+esac
+# pgbench_branches' one row is fought over: its tuples (or relation)
+# are a row of their own, by database and relation OID.
+jq -e --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock" and
+	(.name | test("^(tuple|relation) " + $o + " ")))] | length > 0' \
+	<<<"$final" >/dev/null || fail "no row for pgbench_branches ($db/$branches)"
+
+# Backends were seen waiting, and the deadlock was counted.
+jq -se '[.[] | .locks[]? | select(.kind | startswith("pg-")) |
+	.waiters_now] | max > 0' "$tmpdir/lt.json" >/dev/null ||
+	fail "no backend seen waiting at a read"
+dl=$(jq '[.locks[] | select(.kind == "pg-lock") | .deadlocks] | add' <<<"$final")
+[ "$dl" -ge 1 ] || fail "the deadlock was not counted"
+echo "deadlocks found: $dl"
+
+# The same waits as bpftrace counted.
+bt_count() {
+	awk -v m="@$1:" '$1 == m { print $2 }' "$tmpdir/bt.out"
+}
+ours() {
+	jq --arg k "$1" '[.locks[] | select(.kind == $k) | .waits] | add // 0' \
+		<<<"$final"
+}
+bt_lock=$(bt_count lock) bt_lwlock=$(bt_count lwlock)
+[ -n "$bt_lock" ] && [ -n "$bt_lwlock" ] ||
+	fail "bpftrace counted nothing: $(cat "$tmpdir/bt.out")"
+[ "$bt_lock" -gt 100 ] || fail "too few lock waits to compare ($bt_lock)"
+# agree NAME OURS BPFTRACE: within 5%, or fail.
+agree() {
+	awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN {
+		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
+		printf "%s: ours %.0f, bpftrace %.0f, off by %.3f%%\n", n, a, b, d
+		exit !(d <= 5) }' || fail "$1 is off by more than 5%"
+}
+agree "pg-lock waits" "$(ours pg-lock)" "$bt_lock"
+agree "pg-lwlock waits" "$(ours pg-lwlock)" "$bt_lwlock"
+
+# A backend's sleep on its semaphore inside an LWLock wait is that wait,
+# not counted again: the server's event waits are far fewer.
+sem=$(jq '[.locks[] | select(.kind == "futex-cond" and .comm == "postgres") |
+	.waits] | add // 0' <<<"$final")
+echo "postgres futex-cond waits: $sem, pg-lwlock waits: $(ours pg-lwlock)"
+[ "$sem" -lt $(($(ours pg-lwlock) / 2)) ] ||
+	fail "the server's semaphore waits ($sem) count its LWLock waits again"
+
+# No futex row of the server's leads: its semaphores are those waits.
+jq -e '([.locks[] | select(.kind | startswith("pg-")) | .wait_ns] | add) as $pg |
+	([.locks[] | select(.kind == "futex" or .kind == "futex-pi") |
+	.wait_ns] | max // 0) < 0.1 * $pg' <<<"$final" >/dev/null ||
+	fail "a futex row weighs as much as the server's locks"
+echo PASS
