@@ -10,6 +10,7 @@
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
+#include "spin.skel.h"
 #include "reader.skel.h"
 
 /* What the kernel's statistics say of obj's programs, summed. */
@@ -59,7 +60,7 @@ static void read_runs(struct lt_collector *c, uint64_t *runs)
 void cost_window_open(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+					      c->fileio->obj, c->spin->obj };
 	size_t i;
 
 	if (c->stats_fd < 0)
@@ -78,7 +79,7 @@ void cost_window_open(struct lt_collector *c)
 static void window_take(struct lt_collector *c, bool final)
 {
 	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+					      c->fileio->obj, c->spin->obj };
 	uint64_t cnt, ns;
 	size_t i;
 
@@ -113,7 +114,7 @@ static void window_take(struct lt_collector *c, bool final)
 void cost_window_close(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+					      c->fileio->obj, c->spin->obj };
 	uint64_t age = mono_ns() - c->win_opened, cnt, ns, most = 0;
 	size_t i;
 
@@ -178,7 +179,7 @@ void cost_window_retry(struct lt_collector *c)
 static void retry_settle(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR] = { c->futex->obj, c->filelock->obj,
-					      c->fileio->obj };
+					      c->fileio->obj, c->spin->obj };
 	const struct timespec step = { .tv_nsec = 5000000L };
 	uint64_t cnt, ns;
 	bool thin;

@@ -15,14 +15,15 @@
 #include "fileio.skel.h"
 #include "reader.skel.h"
 #include "pidns.skel.h"
+#include "spin.skel.h"
 
 /*
- * Three probe objects (futex, filelock, fileio) count into one set of
- * maps: the futex object owns them, the others reuse its descriptors.
+ * Four probe objects (futex, filelock, fileio, spin) count into one set
+ * of maps: the futex object owns them, the others reuse its descriptors.
  */
 
 static const char *const probe_names[PROBE_NR] = { "futex", "filelock",
-						   "fileio" };
+						   "fileio", "spin" };
 
 static bool verbose_libbpf;
 
@@ -171,6 +172,7 @@ static int set_targets(struct lt_collector *c, const struct lt_options *opts,
 	SET_TARGETS(c->futex, opts, LT_OBJ_FUTEX, &ns);
 	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK, &ns);
 	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO, &ns);
+	SET_TARGETS(c->spin, opts, LT_OBJ_SPIN, &ns);
 	SET_TARGETS(c->reader, opts, LT_OBJ_NR, &ns);
 	return 0;
 }
@@ -240,7 +242,8 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	c->filelock = filelock_bpf__open();
 	c->fileio = fileio_bpf__open();
 	c->reader = reader_bpf__open();
-	if (!c->futex || !c->filelock || !c->fileio || !c->reader) {
+	c->spin = spin_bpf__open();
+	if (!c->futex || !c->filelock || !c->fileio || !c->reader || !c->spin) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot open the probes: %s",
 			 strerror(errno));
@@ -259,6 +262,12 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	c->futex->bss->epoch = 1;
 	c->filelock->bss->epoch = 1;
 	c->fileio->bss->epoch = 1;
+	c->spin->bss->epoch = 1;
+	c->spin_hz = opts->spin_hz == LT_SPIN_HZ_OFF ? 0 :
+		     opts->spin_hz		     ? opts->spin_hz :
+						       LT_SPIN_HZ;
+	if (c->spin_hz)
+		c->spin->rodata->targ_sample_ns = 1000000000ULL / c->spin_hz;
 	return 0;
 }
 
@@ -282,6 +291,12 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = fileio_bpf__load(c->fileio);
 	if (ret)
 		return load_error(err, err_len, "pread", ret);
+	ret = share_maps(c, c->spin->obj, "spin", err, err_len);
+	if (ret)
+		return ret;
+	ret = spin_bpf__load(c->spin);
+	if (ret)
+		return load_error(err, err_len, "spin", ret);
 	ret = share_maps(c, c->reader->obj, "map reader", err, err_len);
 	if (ret)
 		return ret;
@@ -328,7 +343,7 @@ static int attach_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = fileio_bpf__attach(c->fileio);
 	if (ret)
 		return attach_error(err, err_len, "pread", ret);
-	return 0;
+	return spin_attach(c, err, err_len);
 }
 
 int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
@@ -399,6 +414,8 @@ void lt_collector_close(struct lt_collector *c)
 		read_unmap_out(c->reader->maps.wait_out, c->wait_out);
 	}
 	reader_bpf__destroy(c->reader);
+	spin_detach(c);
+	spin_bpf__destroy(c->spin);
 	fileio_bpf__destroy(c->fileio);
 	filelock_bpf__destroy(c->filelock);
 	futex_bpf__destroy(c->futex);
@@ -422,6 +439,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->stale_tids);
 	free(c->doomed);
 	free(c->site_keys);
+	free(c->spin_keys);
 	free(c->snap_buf);
 	free(c->party);
 	free(c->side);

@@ -217,7 +217,8 @@ ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
 	l->id = ++c->next_id;
 	l->kind = key->kind < LT_KIND_NR ? (enum lt_kind)key->kind :
 					   LT_KIND_FUTEX;
-	if (key->kind <= LT_PK_FUTEX_PI || key->kind == LT_PK_FUTEX_COND) {
+	if (key->kind <= LT_PK_FUTEX_PI || key->kind == LT_PK_FUTEX_COND ||
+	    key->kind == LT_PK_SPIN) {
 		l->address = key->start;
 		if (key->shared) {
 			l->dev = key->dev_or_tgid;
@@ -345,6 +346,8 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 	DELTA(owner_died);
 	DELTA(deadlocks);
 	DELTA(io_under_lock_ns);
+	DELTA(samples);
+	DELTA(yields);
 	l->delta.max_wait_ns = l->delta.waits ? v->max_ns : 0;
 	if (sum.max_total_ns > l->total.max_wait_ns)
 		l->total.max_wait_ns = sum.max_total_ns;

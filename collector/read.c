@@ -12,6 +12,7 @@
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
+#include "spin.skel.h"
 #include "reader.skel.h"
 
 static double ts_sec(const struct timespec *ts)
@@ -179,6 +180,7 @@ static void new_epoch(struct lt_collector *c)
 	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->spin->bss->epoch, 1, __ATOMIC_RELAXED);
 }
 
 /* When this read is, and the interval it closes. */
@@ -364,6 +366,7 @@ void lt_collector_tend(struct lt_collector *c)
 	cost_window_close(c);
 	cost_window_retry(c);
 	sites_judge(c);
+	spin_judge(c);
 	if (c->stacks)
 		stacks_resolve(c);
 }

@@ -13,6 +13,7 @@ struct env env = {
 	.delay_ms = 1000,
 	.limit = -1,
 	.retire_s = -1,
+	.spin_hz = -1,
 };
 
 const char *argp_program_version = "locktop " LOCKTOP_VERSION;
@@ -72,6 +73,7 @@ enum {
 	OPT_DURATION,
 	OPT_RETIRE,
 	OPT_EXACT_HOLDS,
+	OPT_SPIN_HZ,
 };
 
 static const struct argp_option options[] = {
@@ -112,6 +114,10 @@ static const struct argp_option options[] = {
 	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
 	  "Time every file lock hold, at a clock read per lock and unlock, "
 	  "where by default a busy lock's uncontended holds are sampled",
+	  0 },
+	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
+	  "Sample every CPU N times a second for threads spinning on a "
+	  "lock, the spin kind (default 997; 0: no sampling)",
 	  0 },
 	{ "host", OPT_HOST, "HOST", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
@@ -212,6 +218,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_EXACT_HOLDS:
 		env.exact_holds = true;
 		break;
+	case OPT_SPIN_HZ:
+		env.spin_hz = parse_count(state, "sampling rate", arg, 0);
+		if (env.spin_hz > 100000)
+			argp_error(state,
+				   "invalid sampling rate '%s': at most "
+				   "100000 a second",
+				   arg);
+		break;
 	case OPT_HOST:
 		env.host = arg;
 		break;
@@ -254,11 +268,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give --host or --archive, not both");
 		if ((env.host || env.archive) &&
 		    (env.command || env.n_pids || env.stacks ||
-		     env.exact_holds))
+		     env.exact_holds || env.spin_hz >= 0))
 			argp_error(state,
 				   "--host and --archive read recorded "
-				   "metrics: --pid, --stacks, --exact-holds "
-				   "and COMMAND trace here");
+				   "metrics: --pid, --stacks, --exact-holds, "
+				   "--spin-hz and COMMAND trace here");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -293,6 +307,10 @@ static const struct argp_option record_options[] = {
 	  "Record only these processes and their children (repeatable)", 0 },
 	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
 	  "Time every file lock hold (see locktop --help)", 0 },
+	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
+	  "On-CPU samples per second and CPU for spinning (default 997; "
+	  "0: none)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
 };
