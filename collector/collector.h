@@ -70,6 +70,10 @@ struct lt_figures {
 	uint64_t value_changed; /* EAGAIN: the word moved before sleeping */
 	uint64_t owner_died; /* EOWNERDEAD or FUTEX_OWNER_DIED */
 	uint64_t deadlocks; /* EDEADLK: the kernel refused a cycle */
+	/* spin: on-CPU samples that found a thread spinning on the lock;
+	 * wait_ns is their count times the sampling period, an estimate. */
+	uint64_t samples;
+	uint64_t yields; /* spin: sched_yield calls from the site */
 	uint64_t wait_hist[LT_HIST_BUCKETS];
 	uint64_t hold_hist[LT_HIST_BUCKETS];
 };
@@ -241,7 +245,14 @@ struct lt_options {
 	 * beyond which the longest idle leave the snapshot.
 	 */
 	unsigned int retire_s;
+	/*
+	 * On-CPU samples per second and CPU that look for threads spinning
+	 * on a lock (kind spin): 0 means LT_SPIN_HZ, LT_SPIN_HZ_OFF none.
+	 */
+	unsigned int spin_hz;
 };
+
+#define LT_SPIN_HZ_OFF (~0u)
 
 #define LT_RETIRE_S 60 /* retire_s of the agent and the live screen */
 

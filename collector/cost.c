@@ -10,6 +10,7 @@
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
+#include "spin.skel.h"
 #include "reader.skel.h"
 #include "klock.skel.h"
 
@@ -40,6 +41,7 @@ static void objects(struct lt_collector *c, struct bpf_object **objs)
 	objs[PROBE_FILELOCK] = c->filelock->obj;
 	objs[PROBE_FILEIO] = c->fileio->obj;
 	objs[PROBE_KERNEL] = c->klock ? c->klock->obj : NULL;
+	objs[PROBE_SPIN] = c->spin->obj;
 }
 
 /* The runs each probe object counted, summed over CPUs. */

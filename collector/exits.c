@@ -7,6 +7,7 @@
 #include "room.h"
 #include "futex.skel.h"
 #include "fileio.skel.h"
+#include "spin.skel.h"
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -45,7 +46,8 @@ static bool is_gone(const __u32 *gone, size_t n, __u32 tgid)
 static bool is_private(const struct lt_lock_key *k)
 {
 	return !k->shared &&
-	       (k->kind < LT_PK_FCNTL || k->kind == LT_PK_FUTEX_COND);
+	       (k->kind < LT_PK_FCNTL || k->kind == LT_PK_FUTEX_COND ||
+		k->kind == LT_PK_SPIN);
 }
 
 /* A private lock of a process that has ended. */
@@ -172,6 +174,19 @@ static void forget_processes(struct lt_collector *c)
 			bpf_map_delete_elem(bpf_map__fd(c->futex->maps.sites),
 					    &c->site_keys[i]);
 			c->site_keys[i] = c->site_keys[--c->n_sites];
+		} else {
+			i++;
+		}
+	}
+	for (i = 0; c->spin && i < c->n_spin_keys;) {
+		if (is_gone(c->gone, n, c->spin_keys[i].tgid)) {
+			bpf_map_delete_elem(
+				bpf_map__fd(c->spin->maps.spin_sites),
+				&c->spin_keys[i]);
+			bpf_map_delete_elem(
+				bpf_map__fd(c->spin->maps.spin_pending),
+				&c->spin_keys[i]);
+			c->spin_keys[i] = c->spin_keys[--c->n_spin_keys];
 		} else {
 			i++;
 		}

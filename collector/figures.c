@@ -18,7 +18,7 @@ bool lt_figures_active(const struct lt_figures *f)
 	       f->trylock_failures || f->deadlocks || f->hold_ns ||
 	       f->holds_estimated || f->io_under_lock_ns || f->wakes ||
 	       f->timeouts || f->interrupted || f->value_changed ||
-	       f->owner_died;
+	       f->owner_died || f->samples || f->yields;
 }
 
 bool lt_lock_worth_showing(const struct lt_lock *l, bool totals)
@@ -145,6 +145,8 @@ void lt_figures_add(struct lt_figures *to, const struct lt_figures *f)
 	to->value_changed += f->value_changed;
 	to->owner_died += f->owner_died;
 	to->deadlocks += f->deadlocks;
+	to->samples += f->samples;
+	to->yields += f->yields;
 	for (b = 0; b < LT_HIST_BUCKETS; b++) {
 		to->wait_hist[b] += f->wait_hist[b];
 		to->hold_hist[b] += f->hold_hist[b];

@@ -142,5 +142,49 @@ const char *lt_ksyms_find(const struct lt_ksyms *k, uint64_t addr, char *type,
 bool lt_ksyms_static(const struct lt_ksyms *k, uint64_t addr);
 /* Whether addr is in the kernel's lock or scheduler text. */
 bool lt_ksyms_lock_text(const struct lt_ksyms *k, uint64_t addr);
+/* One x86-64 instruction, as far as spin loops need it (x86.c). */
+struct lt_x86_insn {
+	unsigned int len;
+	unsigned int opcode; /* one byte, or 0x0f00 | the second */
+	unsigned int reg; /* ModRM reg field, with REX.R */
+	int rm; /* the r/m register when mod is 3, else -1 */
+	int base; /* the memory operand's base, 16 for RIP, -1: none */
+	bool mem; /* has a memory operand */
+	bool indexed; /* ... with an index register */
+	bool lock, rep, pause;
+	bool load; /* reads its memory operand: mov, cmp, test, ... */
+	bool atomic; /* xchg, a locked op, cmpxchg, xadd on memory */
+	bool branch; /* a relative jump, conditional or not */
+	bool jump; /* control does not fall through: jmp, ret */
+	bool call; /* clobbers the caller-saved registers */
+	int64_t disp;
+	int32_t rel; /* branch: the target is the end plus rel */
+	unsigned int writes; /* registers written, 1 << enum lt_x86_reg */
+};
+
+/* Decodes the instruction at p; returns its length, -1 if unknown. */
+int lt_x86_decode(const uint8_t *p, size_t n, struct lt_x86_insn *in);
+
+struct lt_spin_site;
+
+/* Code around a site: b[0..n) at address base, and a way to tell
+ * whether the function at an address is a relax helper. */
+struct lt_spin_code {
+	const uint8_t *b;
+	size_t n;
+	uint64_t base;
+	bool (*is_relax)(void *arg, uint64_t addr);
+	void *arg;
+};
+
+/* Whether the code b[0..n) is a relax helper: PAUSE; RET. */
+bool lt_spin_relax_code(const uint8_t *b, size_t n);
+
+/*
+ * The verdict on the code at ip (enum lt_spin_verdict, probes/spin.h).
+ * caller: ip is the return address of a call to a relax helper.
+ */
+struct lt_spin_site lt_spin_judge(const struct lt_spin_code *code, uint64_t ip,
+				  bool caller);
 
 #endif /* LOCKTOP_COLLECTOR_INTERNAL_H */

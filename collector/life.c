@@ -16,15 +16,16 @@
 #include "reader.skel.h"
 #include "pidns.skel.h"
 #include "klock.skel.h"
+#include "spin.skel.h"
 
 /*
- * Four probe objects (futex, filelock, fileio, and klock unless kernel
- * locks are left out) count into one set of maps: the futex object owns
- * them, the others reuse its descriptors.
+ * Five probe objects (futex, filelock, fileio, klock unless kernel locks
+ * are left out, and spin) count into one set of maps: the futex object
+ * owns them, the others reuse its descriptors.
  */
 
 static const char *const probe_names[PROBE_NR] = { "futex", "filelock",
-						   "fileio", "kernel" };
+						   "fileio", "kernel", "spin" };
 
 static bool verbose_libbpf;
 
@@ -173,6 +174,7 @@ static int set_targets(struct lt_collector *c, const struct lt_options *opts,
 	SET_TARGETS(c->futex, opts, LT_OBJ_FUTEX, &ns);
 	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK, &ns);
 	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO, &ns);
+	SET_TARGETS(c->spin, opts, LT_OBJ_SPIN, &ns);
 	SET_TARGETS(c->reader, opts, LT_OBJ_NR, &ns);
 	if (c->klock)
 		SET_TARGETS(c->klock, opts, LT_OBJ_KERNEL, &ns);
@@ -246,7 +248,8 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	c->reader = reader_bpf__open();
 	if (!opts->no_kernel_locks)
 		c->klock = klock_bpf__open();
-	if (!c->futex || !c->filelock || !c->fileio || !c->reader ||
+	c->spin = spin_bpf__open();
+	if (!c->futex || !c->filelock || !c->fileio || !c->reader || !c->spin ||
 	    (!opts->no_kernel_locks && !c->klock)) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot open the probes: %s",
@@ -268,6 +271,12 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	c->fileio->bss->epoch = 1;
 	if (c->klock)
 		c->klock->bss->epoch = 1;
+	c->spin->bss->epoch = 1;
+	c->spin_hz = opts->spin_hz == LT_SPIN_HZ_OFF ? 0 :
+		     opts->spin_hz		     ? opts->spin_hz :
+						       LT_SPIN_HZ;
+	if (c->spin_hz)
+		c->spin->rodata->targ_sample_ns = 1000000000ULL / c->spin_hz;
 	return 0;
 }
 
@@ -319,6 +328,12 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 		if (ret)
 			return ret;
 	}
+	ret = share_maps(c, c->spin->obj, "spin", err, err_len);
+	if (ret)
+		return ret;
+	ret = spin_bpf__load(c->spin);
+	if (ret)
+		return load_error(err, err_len, "spin", ret);
 	ret = share_maps(c, c->reader->obj, "map reader", err, err_len);
 	if (ret)
 		return ret;
@@ -368,7 +383,7 @@ static int attach_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = c->klock ? klock_bpf__attach(c->klock) : 0;
 	if (ret)
 		return attach_error(err, err_len, "kernel lock", ret);
-	return 0;
+	return spin_attach(c, err, err_len);
 }
 
 int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
@@ -442,6 +457,8 @@ void lt_collector_close(struct lt_collector *c)
 	usdt_close(c);
 	reader_bpf__destroy(c->reader);
 	klock_bpf__destroy(c->klock);
+	spin_detach(c);
+	spin_bpf__destroy(c->spin);
 	fileio_bpf__destroy(c->fileio);
 	filelock_bpf__destroy(c->filelock);
 	futex_bpf__destroy(c->futex);
@@ -466,6 +483,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->stale_tids);
 	free(c->doomed);
 	free(c->site_keys);
+	free(c->spin_keys);
 	free(c->snap_buf);
 	free(c->party);
 	free(c->side);

@@ -228,7 +228,7 @@ ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
 	if (key->kind == LT_PK_KERNEL) {
 		l->address = key->start;
 	} else if (key->kind <= LT_PK_FUTEX_PI ||
-		   key->kind == LT_PK_FUTEX_COND) {
+		   key->kind == LT_PK_FUTEX_COND || key->kind == LT_PK_SPIN) {
 		l->address = key->start;
 		if (key->shared) {
 			l->dev = key->dev_or_tgid;
@@ -356,6 +356,8 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 	DELTA(owner_died);
 	DELTA(deadlocks);
 	DELTA(io_under_lock_ns);
+	DELTA(samples);
+	DELTA(yields);
 	l->delta.max_wait_ns = l->delta.waits ? v->max_ns : 0;
 	if (sum.max_total_ns > l->total.max_wait_ns)
 		l->total.max_wait_ns = sum.max_total_ns;

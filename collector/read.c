@@ -11,6 +11,7 @@
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
+#include "spin.skel.h"
 #include "reader.skel.h"
 #include "klock.skel.h"
 
@@ -172,6 +173,7 @@ static void new_epoch(struct lt_collector *c)
 	if (c->klock)
 		__atomic_fetch_add(&c->klock->bss->epoch, 1, __ATOMIC_RELAXED);
 	usdt_follow(c);
+	__atomic_fetch_add(&c->spin->bss->epoch, 1, __ATOMIC_RELAXED);
 }
 
 /* When this read is, and the interval it closes. */
@@ -356,6 +358,7 @@ void lt_collector_tend(struct lt_collector *c)
 	cost_window_close(c);
 	cost_window_retry(c);
 	sites_judge(c);
+	spin_judge(c);
 	if (c->stacks)
 		stacks_resolve(c);
 }

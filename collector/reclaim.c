@@ -10,6 +10,7 @@
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
+#include "spin.skel.h"
 #include "reader.skel.h"
 
 /* Room for one CPU's value of any slot kind. */
@@ -60,7 +61,7 @@ static uint64_t stat_mass(const struct lt_lock_stat *v)
 	return v->waits + v->wait_ns + v->contended + v->acquires +
 	       v->trylock_failures + v->hold_ns + v->wakes + v->timeouts +
 	       v->interrupted + v->value_changed + v->owner_died +
-	       v->deadlocks + v->io_under_lock_ns;
+	       v->deadlocks + v->io_under_lock_ns + v->samples + v->yields;
 }
 
 static struct slot_place lock_place(struct lt_collector *c)
@@ -354,6 +355,7 @@ static void advance_gen(struct lt_collector *c)
 	__atomic_fetch_add(&c->filelock->bss->slot_gen, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
 	usdt_follow(c);
+	__atomic_fetch_add(&c->spin->bss->slot_gen, 1, __ATOMIC_RELAXED);
 }
 
 /* Still idle: nothing moved since the read that chose it. */

@@ -23,6 +23,7 @@
 #include "common.h"
 #include "futex.h"
 #include "fileio.h"
+#include "spin.h"
 
 struct bpf_map;
 struct bpf_program;
@@ -33,6 +34,8 @@ struct reader_bpf;
 struct klock_bpf;
 struct lt_ksyms;
 struct usdt_state;
+struct spin_bpf;
+struct bpf_link;
 
 _Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
 	       "collector and probe histograms must match");
@@ -42,7 +45,8 @@ _Static_assert((int)LT_PK_FUTEX_COND == (int)LT_KIND_FUTEX_COND &&
 		       (int)LT_PK_FLOCK == (int)LT_KIND_FLOCK &&
 		       (int)LT_PK_FUTEX_PI == (int)LT_KIND_FUTEX_PI &&
 		       (int)LT_PK_PG_LWLOCK == (int)LT_KIND_PG_LWLOCK &&
-		       (int)LT_PK_PG_LOCK == (int)LT_KIND_PG_LOCK,
+		       (int)LT_PK_PG_LOCK == (int)LT_KIND_PG_LOCK &&
+		       (int)LT_PK_SPIN == (int)LT_KIND_SPIN,
 	       "probe kinds are collector kinds");
 _Static_assert((int)LT_PK_KERNEL == (int)LT_KIND_KERNEL,
 	       "the kernel probe kind is the collector's");
@@ -51,7 +55,14 @@ _Static_assert((int)LT_PK_KERNEL == (int)LT_KIND_KERNEL,
 #define MAX_VMA_CACHE 16
 
 /* The probe objects, as enum lt_probe_obj numbers them. */
-enum { PROBE_FUTEX, PROBE_FILELOCK, PROBE_FILEIO, PROBE_KERNEL, PROBE_NR };
+enum {
+	PROBE_FUTEX,
+	PROBE_FILELOCK,
+	PROBE_FILEIO,
+	PROBE_KERNEL,
+	PROBE_SPIN,
+	PROBE_NR
+};
 
 struct lock_state {
 	struct lt_lock_key key; /* first: the index's key */
@@ -142,6 +153,13 @@ struct lt_collector {
 	struct reader_bpf *reader; /* the map readers */
 	struct klock_bpf *klock; /* kernel locks; NULL: not traced */
 	struct lt_ksyms *ksyms; /* /proc/kallsyms, once a kernel lock needs it */
+	struct spin_bpf *spin; /* the on-CPU sampler and sched_yield */
+	unsigned int spin_hz; /* samples per second and CPU, 0: none */
+	int *spin_fds; /* its perf events, one per online CPU */
+	struct bpf_link **spin_links;
+	size_t n_spin;
+	struct lt_spin_key *spin_keys; /* the sites judged, to forget */
+	size_t n_spin_keys, cap_spin_keys;
 	const struct lt_lock_rec *lock_out; /* their output, mapped */
 	const struct lt_party_rec *party_out;
 	const struct lt_inflight *wait_out;
@@ -297,6 +315,11 @@ int parties_read_io(struct lt_collector *c);
 
 /* sites.c: the call sites. */
 void sites_judge(struct lt_collector *c);
+
+/* spin.c */
+int spin_attach(struct lt_collector *c, char *err, size_t err_len);
+void spin_detach(struct lt_collector *c);
+void spin_judge(struct lt_collector *c);
 
 /* exits.c: processes and threads that ended. */
 pid_t exits_ended_tgid(const __u64 *set, size_t n, __u32 tid);

@@ -139,6 +139,12 @@ static bool lock_figure(const struct lt_lock *l, bool other, unsigned int item,
 	case L_OWNER_DIED:
 		atom->ull = t->owner_died;
 		break;
+	case L_SAMPLES:
+		atom->ull = t->samples;
+		break;
+	case L_YIELDS:
+		atom->ull = t->yields;
+		break;
 	case L_WAITERS:
 		atom->ul = l->waiters_now;
 		break;

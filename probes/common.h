@@ -56,6 +56,7 @@ enum lt_probe_kind {
 	LT_PK_OFD = 3,
 	LT_PK_FLOCK = 4,
 	LT_PK_KERNEL = 5,
+	LT_PK_SPIN = 6,
 	LT_PK_FUTEX_COND = 7,
 	/* A server's own waits, announced by its USDT probes (usdt.h). */
 	LT_PK_PG_LWLOCK = 8,
@@ -126,6 +127,7 @@ enum lt_probe_obj {
 	LT_OBJ_FILELOCK,
 	LT_OBJ_FILEIO,
 	LT_OBJ_KERNEL,
+	LT_OBJ_SPIN,
 	LT_OBJ_NR,
 };
 
@@ -179,6 +181,8 @@ struct lt_lock_stat {
 	__u64 deadlocks; /* EDEADLK: the kernel refused a cycle */
 	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
 	__u64 owner_named; /* futex waits whose word named the holder */
+	__u64 samples; /* spin: on-CPU samples that found a thread spinning */
+	__u64 yields; /* spin: sched_yield calls from the site */
 	/* Wrapping counters: the collector diffs them modulo 2^32. */
 	__u32 hist[LT_HIST_SLOTS];
 	__u32 hold_hist[LT_HIST_SLOTS];

@@ -108,6 +108,8 @@ static __always_inline void sum_lock(struct lt_lock_stat *s,
 	s->hold_skipped += v->hold_skipped;
 	s->hold_samples += v->hold_samples;
 	s->hold_sample_ns += v->hold_sample_ns;
+	s->samples += v->samples;
+	s->yields += v->yields;
 	if (v->max_epoch >= max_epoch && v->max_ns > s->max_ns)
 		s->max_ns = v->max_ns;
 	if (v->max_total_ns > s->max_total_ns)

@@ -13,6 +13,7 @@ struct env env = {
 	.delay_ms = 1000,
 	.limit = -1,
 	.retire_s = -1,
+	.spin_hz = -1,
 };
 
 const char *argp_program_version = "locktop " LOCKTOP_VERSION;
@@ -73,6 +74,7 @@ enum {
 	OPT_RETIRE,
 	OPT_EXACT_HOLDS,
 	OPT_NO_KERNEL,
+	OPT_SPIN_HZ,
 };
 
 static const struct argp_option options[] = {
@@ -116,6 +118,10 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,
 	  "Leave kernel-internal lock contention (kind kernel) untraced", 0 },
+	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
+	  "Sample every CPU N times a second for threads spinning on a "
+	  "lock, the spin kind (default 997; 0: no sampling)",
+	  0 },
 	{ "host", OPT_HOST, "HOST", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
 	  "tracing here",
@@ -218,6 +224,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_KERNEL:
 		env.no_kernel_locks = true;
 		break;
+	case OPT_SPIN_HZ:
+		env.spin_hz = parse_count(state, "sampling rate", arg, 0);
+		if (env.spin_hz > 100000)
+			argp_error(state,
+				   "invalid sampling rate '%s': at most "
+				   "100000 a second",
+				   arg);
+		break;
 	case OPT_HOST:
 		env.host = arg;
 		break;
@@ -260,11 +274,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give --host or --archive, not both");
 		if ((env.host || env.archive) &&
 		    (env.command || env.n_pids || env.stacks ||
-		     env.exact_holds || env.no_kernel_locks))
+		     env.exact_holds || env.no_kernel_locks || env.spin_hz >= 0))
 			argp_error(state,
 				   "--host and --archive read recorded "
 				   "metrics: --pid, --stacks, --exact-holds, "
-				   "--no-kernel-locks and COMMAND trace here");
+				   "--no-kernel-locks, --spin-hz and COMMAND "
+				   "trace here");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -301,6 +316,10 @@ static const struct argp_option record_options[] = {
 	  "Time every file lock hold (see locktop --help)", 0 },
 	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,
 	  "Leave kernel-internal lock contention untraced", 0 },
+	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
+	  "On-CPU samples per second and CPU for spinning (default 997; "
+	  "0: none)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
 };

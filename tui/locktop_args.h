@@ -31,6 +31,7 @@ struct env {
 	bool record; /* locktop record */
 	double duration_s; /* record --duration; 0: none */
 	long retire_s; /* -1: LT_RETIRE_S on the screen, else never */
+	long spin_hz; /* -1: the collector's default, 0: no sampling */
 };
 
 /* What the command line asked for; main() adds the command's PID. */

@@ -100,6 +100,8 @@ static json_object *lock_json(const struct lt_lock *l, bool totals)
 	json_object_object_add(o, "holds_estimated", j_u64(f->holds_estimated));
 	json_object_object_add(o, "io_under_lock_ns",
 			       j_u64(f->io_under_lock_ns));
+	json_object_object_add(o, "samples", j_u64(f->samples));
+	json_object_object_add(o, "yields", j_u64(f->yields));
 	json_object_object_add(o, "waiters_now",
 			       json_object_new_int64(l->waiters_now));
 	if (l->holder) {

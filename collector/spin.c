@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Spinning on the CPU: the sampling probe's perf events, one per CPU,
+ * and the verdicts on the code sites its samples meet (spinsite.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "room.h"
+#include "spin.skel.h"
+
+#define CODE_BEFORE 512 /* bytes read before a site */
+#define CODE_AFTER 256 /* and from it on */
+
+static int perf_open(struct perf_event_attr *attr, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * A sampling event on cpu: the CPU's cycles where the machine counts
+ * them, else its clock (virtual machines often have no counters). Only
+ * user-mode samples count, but every one tells the time that the next
+ * stands for.
+ */
+static int sample_event(unsigned int hz, int cpu, bool *clock)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int fd = -1;
+
+	if (!*clock) {
+		a.type = PERF_TYPE_HARDWARE;
+		a.config = PERF_COUNT_HW_CPU_CYCLES;
+		fd = perf_open(&a, cpu);
+		if (fd >= 0)
+			return fd;
+		*clock = true;
+	}
+	/* A fixed period of the CPU clock: each sample stands for it. */
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.freq = 0;
+	a.sample_period = 1000000000ULL / hz;
+	return perf_open(&a, cpu);
+}
+
+int spin_attach(struct lt_collector *c, char *err, size_t err_len)
+{
+	bool clock = false;
+	int cpu, fd;
+	long err_no;
+
+	int ret = spin_bpf__attach(c->spin);
+
+	if (ret) {
+		snprintf(err, err_len,
+			 "cannot attach the sched_yield probe: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	if (!c->spin_hz)
+		return 0;
+	c->spin_fds = calloc((size_t)c->ncpus, sizeof(*c->spin_fds));
+	c->spin_links = calloc((size_t)c->ncpus, sizeof(*c->spin_links));
+	if (!c->spin_fds || !c->spin_links)
+		return -ENOMEM;
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		fd = sample_event(c->spin_hz, cpu, &clock);
+		if (fd < 0) {
+			if (errno == ENODEV || errno == ENXIO)
+				continue; /* a possible CPU not online */
+			err_no = errno;
+			snprintf(err, err_len,
+				 "cannot sample CPU %d for spinning: %s "
+				 "(--spin-hz 0 turns sampling off)",
+				 cpu, strerror((int)err_no));
+			return (int)-err_no;
+		}
+		c->spin_fds[c->n_spin] = fd;
+		c->spin_links[c->n_spin] = bpf_program__attach_perf_event(
+			c->spin->progs.lt_spin_sample, fd);
+		if (!c->spin_links[c->n_spin]) {
+			err_no = errno;
+			close(fd);
+			snprintf(err, err_len,
+				 "cannot attach the spin sampler: %s",
+				 strerror((int)err_no));
+			return (int)-err_no;
+		}
+		c->n_spin++;
+	}
+	return 0;
+}
+
+void spin_detach(struct lt_collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_spin; i++) {
+		bpf_link__destroy(c->spin_links[i]);
+		close(c->spin_fds[i]);
+	}
+	c->n_spin = 0;
+	free(c->spin_links);
+	free(c->spin_fds);
+	c->spin_links = NULL;
+	c->spin_fds = NULL;
+}
+
+/*
+ * The code around ip in the process whose memory is fd, into buf (room for CODE_BEFORE +
+ * CODE_AFTER): *base is the address of buf[0]. Pages that cannot be
+ * read end it (before ip, they start it later).
+ */
+static size_t read_code(int fd, uint64_t ip, uint8_t *buf, uint64_t *base)
+{
+	uint64_t from = ip > CODE_BEFORE ? ip - CODE_BEFORE : 0, a;
+	size_t n = 0, piece;
+	ssize_t got;
+
+	*base = from;
+	for (a = from; a < ip + CODE_AFTER; a += piece) {
+		piece = 4096 - (a & 4095);
+		if (a + piece > ip + CODE_AFTER)
+			piece = ip + CODE_AFTER - a;
+		got = pread(fd, buf + n, piece, (off_t)a);
+		if (got == (ssize_t)piece) {
+			n += piece;
+			continue;
+		}
+		if (a >= ip)
+			break;
+		n = 0; /* a hole before ip: start after it */
+		*base = a + piece;
+	}
+	return n;
+}
+
+/* A relax helper at addr in the process whose memory is at *fd. */
+static bool is_relax(void *arg, uint64_t addr)
+{
+	uint8_t b[16];
+
+	return pread(*(int *)arg, b, sizeof(b), (off_t)addr) ==
+		       (ssize_t)sizeof(b) &&
+	       lt_spin_relax_code(b, sizeof(b));
+}
+
+/* The verdict on site k, from its process's code. */
+static struct lt_spin_site judge(const struct lt_spin_key *k)
+{
+	uint8_t buf[CODE_BEFORE + CODE_AFTER];
+	struct lt_spin_code code = { .b = buf, .is_relax = is_relax };
+	struct lt_spin_site v;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", k->tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return (struct lt_spin_site){ .verdict = LT_SPIN_NONE };
+	code.arg = &fd;
+	code.n = read_code(fd, k->ip, buf, &code.base);
+	v = lt_spin_judge(&code, k->ip, k->pad == 1);
+	close(fd);
+	return v;
+}
+
+/* Judges the sites the sampler met since the last look. */
+void spin_judge(struct lt_collector *c)
+{
+	struct lt_spin_key k;
+	struct lt_spin_site v;
+	int qfd, sfd;
+
+	if (!c->spin)
+		return;
+	qfd = bpf_map__fd(c->spin->maps.new_spin_sites);
+	sfd = bpf_map__fd(c->spin->maps.spin_sites);
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &k)) {
+		v = judge(&k);
+		bpf_map_update_elem(sfd, &k, &v, BPF_EXIST);
+		if (!lt_grow((void **)&c->spin_keys, &c->cap_spin_keys,
+			     c->n_spin_keys + 1, sizeof(*c->spin_keys)))
+			c->spin_keys[c->n_spin_keys++] = k;
+	}
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Spinning on the CPU, by sampling: a perf event on every CPU runs
+ * lt_spin_sample some LT_SPIN_HZ times a second. A sample of a traced
+ * thread in user mode looks its IP up in spin_sites; a site the
+ * collector has not judged yet is queued for it (new_spin_sites) and the
+ * sample is lost, a site that is no spin loop ends there. In a spin
+ * loop the lock's address is taken from the registers as the collector
+ * decoded the loop, and the lock is named as a futex word is: a shared
+ * file mapping by (dev, ino, offset), anything else by (process,
+ * address). Each sample adds to the lock's wait time the time it stands
+ * for: the CPU's time since its previous sample, which is the sampling
+ * period unless ticks were lost (a virtual CPU the hypervisor held off,
+ * as it does to spinning ones, or interrupts off), up to
+ * LT_SPIN_MAX_TICKS periods. An estimate of the time spent spinning.
+ *
+ * sched_yield calls are counted per call site (the user return address
+ * of the libc wrapper), as spin rows of their own.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+#include "where.bpf.h"
+#include "spin.h"
+
+/* The sampling period, set before load. */
+const volatile __u64 targ_sample_ns = 1000000000ULL / LT_SPIN_HZ;
+
+#define LT_SPIN_MAX_TICKS 64 /* one sample stands for at most this many */
+
+/* Each CPU's latest sample, of any task: what the next one stands for. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} spin_last SEC(".maps");
+
+/* The time this sample stands for: since the CPU's previous one. */
+static __always_inline __u64 sample_span(void)
+{
+	__u64 now = bpf_ktime_get_ns(), *last, span = targ_sample_ns;
+	__u32 zero = 0;
+
+	last = bpf_map_lookup_elem(&spin_last, &zero);
+	if (!last)
+		return span;
+	if (*last && now > *last &&
+	    now - *last <= LT_SPIN_MAX_TICKS * targ_sample_ns)
+		span = now - *last;
+	*last = now;
+	return span;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_SPIN_SITES);
+	__type(key, struct lt_spin_key);
+	__type(value, struct lt_spin_site);
+} spin_sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_SPIN_SITES);
+	__type(value, struct lt_spin_key);
+} new_spin_sites SEC(".maps");
+
+/*
+ * Samples that met a site before its verdict, per site. The next sample
+ * of a site judged a spin loop adds them to its own lock; one judged
+ * anything else drops them. So the first samples of a loop, while the
+ * collector reads its code, still count, only perhaps on a neighbour of
+ * their lock taken in the same loop.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_SPIN_SITES);
+	__type(key, struct lt_spin_key);
+	__type(value, __u64);
+} spin_pending SEC(".maps");
+
+/* (process, address) -> the lock's identity: one lookup per lock. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, struct lt_spin_key);
+	__type(value, struct lt_lock_key);
+} spin_ident SEC(".maps");
+
+/* The verdict on a site, or NULL: a new one is queued to be judged. */
+static __always_inline struct lt_spin_site *site_of(struct lt_spin_key *k)
+{
+	static const struct lt_spin_site fresh;
+	struct lt_spin_site *s = bpf_map_lookup_elem(&spin_sites, k);
+
+	if (!s && !bpf_map_update_elem(&spin_sites, k, &fresh, BPF_NOEXIST))
+		bpf_map_push_elem(&new_spin_sites, k, 0);
+	return s;
+}
+
+/* n more samples wait for the verdict on site k. */
+static __always_inline void pend(struct lt_spin_key *k, __u64 n)
+{
+	__u64 *p = bpf_map_lookup_elem(&spin_pending, k);
+
+	if (!p && !bpf_map_update_elem(&spin_pending, k, &n, BPF_NOEXIST))
+		return;
+	if (!p)
+		p = bpf_map_lookup_elem(&spin_pending, k);
+	if (p)
+		__sync_fetch_and_add(p, n);
+}
+
+/* The samples that waited for the verdict on site k, taken. */
+static __always_inline __u64 take_pending(struct lt_spin_key *k)
+{
+	__u64 *n = bpf_map_lookup_elem(&spin_pending, k);
+
+	return n && *n ? __sync_lock_test_and_set(n, 0) : 0;
+}
+
+#ifdef __TARGET_ARCH_x86
+/* The general registers of a sample, by enum lt_x86_reg: the context
+ * is read a word at a time, at places fixed at load. */
+static __always_inline void sample_regs(struct bpf_perf_event_data *ctx,
+					__u64 *g)
+{
+	g[LT_X86_AX] = ctx->regs.ax;
+	g[LT_X86_CX] = ctx->regs.cx;
+	g[LT_X86_DX] = ctx->regs.dx;
+	g[LT_X86_BX] = ctx->regs.bx;
+	g[LT_X86_SP] = ctx->regs.sp;
+	g[LT_X86_BP] = ctx->regs.bp;
+	g[LT_X86_SI] = ctx->regs.si;
+	g[LT_X86_DI] = ctx->regs.di;
+	g[LT_X86_R8] = ctx->regs.r8;
+	g[LT_X86_R9] = ctx->regs.r9;
+	g[LT_X86_R10] = ctx->regs.r10;
+	g[LT_X86_R11] = ctx->regs.r11;
+	g[LT_X86_R12] = ctx->regs.r12;
+	g[LT_X86_R13] = ctx->regs.r13;
+	g[LT_X86_R14] = ctx->regs.r14;
+	g[LT_X86_R15] = ctx->regs.r15;
+}
+
+/* The lock's address in a sample of the loop s, 0 when not found. */
+static __always_inline __u64 spin_address(const __u64 *g,
+					  const struct lt_spin_site *s)
+{
+	__u64 p = 0, v = g[s->reg & 15];
+
+	switch (s->how) {
+	case LT_SPIN_REG:
+		return v + s->disp;
+	case LT_SPIN_ABS:
+		return (__u64)s->disp;
+	case LT_SPIN_MEM:
+		if (bpf_probe_read_user(&p, sizeof(p), (void *)(v + s->ind)))
+			return 0;
+		return p ? p + s->disp : 0;
+	}
+	return 0;
+}
+#endif
+
+/*
+ * The identity of a spin lock at addr in process tgid, as a futex word
+ * at that address would have (probes/futex.bpf.c), or of the site
+ * itself when addr is 0. Where the address lies goes into *ctx when
+ * this looked (ctx->w.tgid set): one lookup of the mappings per sample,
+ * since a second one in the same interrupt finds the first's unlock
+ * still pending and fails.
+ */
+static __always_inline void spin_identify(__u32 tgid, __u64 addr, __u64 site,
+					  struct lt_lock_key *key,
+					  struct where_ctx *ctx)
+{
+	struct lt_spin_key ik = { .tgid = tgid, .ip = addr };
+	struct lt_lock_key *known;
+
+	__builtin_memset(key, 0, sizeof(*key));
+	key->kind = LT_PK_SPIN;
+	key->dev_or_tgid = tgid;
+	key->start = addr ? addr : site;
+	if (!addr)
+		return;
+	known = bpf_map_lookup_elem(&spin_ident, &ik);
+	if (known) {
+		*key = *known;
+		return;
+	}
+	ctx->addr = addr;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, where_cb, ctx, 0))
+		return; /* not now: the next sample looks again */
+	ctx->w.uaddr = addr;
+	ctx->w.tgid = tgid;
+	ctx->w.fd = -1;
+	if ((ctx->w.flags & (LT_VMA_FILE | LT_VMA_SHARED)) ==
+	    (LT_VMA_FILE | LT_VMA_SHARED)) {
+		key->dev_or_tgid = ctx->w.dev;
+		key->ino = ctx->w.ino;
+		key->start = ctx->w.offset;
+		key->shared = 1;
+	}
+	bpf_map_update_elem(&spin_ident, &ik, key, BPF_ANY);
+}
+
+/* Adds to the spin lock key n samples of ns in all, or a yield; where
+ * names it. */
+static __always_inline void spin_count(const struct lt_lock_key *key,
+				       const struct where_ctx *where,
+				       __u64 uaddr, __u32 tgid, __u64 n,
+				       __u64 ns, bool yield)
+{
+	struct lt_lock_stat *st;
+	bool created = false;
+	__s32 slot;
+
+	st = stat_of(key, &created, &slot);
+	if (!st)
+		return;
+	if (created) {
+		remember_comm(tgid);
+		if (where->w.tgid)
+			bpf_map_update_elem(&wheres, key, &where->w,
+					    BPF_NOEXIST);
+		else
+			remember_where(key, uaddr, tgid);
+	}
+	if (yield) {
+		st->yields++;
+	} else {
+		st->samples += n;
+		st->wait_ns += ns;
+	}
+	credit(key, tgid, LT_ROLE_WAITER, ns);
+}
+
+SEC("perf_event")
+int lt_spin_sample(struct bpf_perf_event_data *ctx)
+{
+#ifdef __TARGET_ARCH_x86
+	__u64 g[16], ip = ctx->regs.ip, sp = ctx->regs.sp, span, bp = 0;
+	struct lt_spin_key k;
+	struct lt_spin_site *s;
+	struct where_ctx where = {};
+	struct lt_lock_key key;
+	__u64 addr, ra, n = 1;
+	__u32 tgid;
+
+	span = sample_span(); /* every sample, of every task */
+	tgid = current_ids() >> 32;
+	if (!wanted(tgid))
+		return 0;
+	count_run();
+	if ((__s64)ip < 0)
+		return 0; /* in the kernel: its addresses are the upper half */
+	k.tgid = tgid;
+	k.pad = 0;
+	k.ip = ip;
+	s = site_of(&k);
+	if (!s || s->verdict == LT_SPIN_NEW) {
+		pend(&k, 1);
+		return 0;
+	}
+	if (s->verdict == LT_SPIN_NONE)
+		return 0;
+	if (s->verdict == LT_SPIN_CALLER) {
+		/* The helper's own early samples go to its caller. */
+		n += take_pending(&k);
+		if (bpf_probe_read_user(&ra, sizeof(ra),
+					(void *)(sp + s->ra_off)))
+			return 0;
+		/* A framed helper pushed its caller's bp. */
+		if (s->frame &&
+		    bpf_probe_read_user(&bp, sizeof(bp), (void *)sp))
+			return 0;
+		k.ip = ra;
+		k.pad = 1; /* judged as a helper's caller */
+		s = site_of(&k);
+		if (!s || s->verdict == LT_SPIN_NEW) {
+			pend(&k, n);
+			return 0;
+		}
+	}
+	if (s->verdict != LT_SPIN_LOOP)
+		return 0;
+	n += take_pending(&k);
+	sample_regs(ctx, g);
+	if (bp)
+		g[LT_X86_BP] = bp;
+	addr = spin_address(g, s);
+	spin_identify(tgid, addr, s->site, &key, &where);
+	spin_count(&key, &where, addr ? addr : s->site, tgid, n,
+		   span + (n - 1) * targ_sample_ns, false);
+#endif
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_sched_yield")
+int lt_spin_yield(void *ctx)
+{
+#ifdef __TARGET_ARCH_x86
+	struct pt_regs *regs;
+	struct where_ctx where = {};
+	struct lt_lock_key key;
+	__u32 tgid = current_ids() >> 32;
+	__u64 ra = 0;
+
+	if (!wanted(tgid))
+		return 0;
+	count_run();
+	/* The libc wrapper is a leaf: its return address tops the stack. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)regs->sp) || !ra)
+		ra = regs->ip;
+	spin_identify(tgid, 0, ra, &key, &where);
+	spin_count(&key, &where, ra, tgid, 1, 0, true);
+#endif
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
