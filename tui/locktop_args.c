@@ -274,7 +274,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give --host or --archive, not both");
 		if ((env.host || env.archive) &&
 		    (env.command || env.n_pids || env.stacks ||
-		     env.exact_holds || env.no_kernel_locks || env.spin_hz >= 0))
+		     env.exact_holds || env.no_kernel_locks ||
+		     env.spin_hz >= 0))
 			argp_error(state,
 				   "--host and --archive read recorded "
 				   "metrics: --pid, --stacks, --exact-holds, "
