@@ -26,17 +26,7 @@ pair=$build/bench/fcntl-pair
 tmp=$(mktemp -d)
 tracer=
 
-# Every tracer is stopped and waited for, however the script ends, so
-# that none of its programs stays loaded.
-cleanup() {
-	[ -z "$tracer" ] || stop_tracer
-	kill $(jobs -p) 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+end_with_cleanup
 
 [ "$(id -u)" -eq 0 ] || { echo "fcntl-pair: needs root" >&2; exit 77; }
 [ -x "$pair" ] || { echo "fcntl-pair: no $pair (build first)" >&2; exit 1; }

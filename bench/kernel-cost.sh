@@ -24,15 +24,7 @@ pair=$build/bench/fcntl-pair
 tmp=$(mktemp -d)
 tracer=
 
-cleanup() {
-	[ -z "$tracer" ] || stop_tracer
-	kill $(jobs -p) 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+end_with_cleanup
 
 [ "$(id -u)" -eq 0 ] || { echo "kernel-cost: needs root" >&2; exit 77; }
 for x in "$locktop" "$kcontend" "$pair"; do

@@ -56,3 +56,18 @@ start_tracer() {
 	# BPF statistics (at most a second) is over.
 	sleep 1.2
 }
+
+# Stops the tracer in $tracer and every background job, and removes
+# $tmp, however the script ends (a signal too), so that none of its
+# programs stays loaded.
+end_with_cleanup() {
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+bench_cleanup() {
+	[ -z "${tracer:-}" ] || stop_tracer
+	kill $(jobs -p) 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
