@@ -15,7 +15,8 @@ final=$(tail -n 1 "$tmpdir/lt.json")
 
 # Our figures, summed over the table's locks (the table file is ours).
 ours() {
-	jq --arg f "$1" '[.locks[] | select(.name | contains("table.tdb")) |
+	jq --arg f "$1" '[.locks[] | select(.kind != "kernel" and .kind != "spin") |
+	select(.name | contains("table.tdb")) |
 		.[$f]] | add // 0' <<<"$final"
 }
 truth() { jq ".$1" "$tmpdir/lb.json"; }
@@ -72,7 +73,9 @@ for off in $(jq '.locks | sort_by(-.wait_ns) | .[0:3][] | .offset' "$tmpdir/lb.j
 	flock) suffix=table.tdb ;;
 	*) suffix="table.tdb:$off" ;;
 	esac
-	o=$(jq --arg s "$suffix" '[.locks[] | select(.name | endswith($s)) | .wait_ns] | add // 0' <<<"$final")
+	o=$(jq --arg s "$suffix" '[.locks[] |
+		select(.kind != "kernel" and .kind != "spin") |
+		select(.name | endswith($s)) | .wait_ns] | add // 0' <<<"$final")
 	[ "$backend" = flock ] && t=$(truth wait_ns)
 	[ "$backend" = adaptive ] &&
 		t=$(jq --argjson o "$off" '.locks[] | select(.offset == $o) | .sleep_ns' "$tmpdir/lb.json")
