@@ -327,6 +327,10 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 		ret = load_klock(c, err, err_len);
 		if (ret)
 			return ret;
+		/* Read now, while loading: /proc/kallsyms takes a few tenths
+		 * of a second, which would stretch the first interval that
+		 * meets a kernel lock. */
+		c->ksyms = lt_ksyms_load("/proc/kallsyms");
 	}
 	ret = share_maps(c, c->spin->obj, "spin", err, err_len);
 	if (ret)

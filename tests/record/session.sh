@@ -78,8 +78,8 @@ jq -e '.ended_by == "duration" and .exit_status == 143' l.rec >/dev/null ||
 	fail "l.rec: $(jq -c 'del(.intervals, .final)' l.rec)"
 echo "ok: exit status"
 
-# --pid
-sleep 5 &
+# --pid (the process must outlive locktop's load, which takes seconds)
+sleep 60 &
 sl=$!
 "$locktop" record -o p.rec --pid "$sl" --duration 0.4 --interval 0.2 2>err.txt ||
 	fail "record --pid exited $?: $(cat err.txt)"
