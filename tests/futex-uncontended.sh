@@ -15,7 +15,10 @@ require_bpf
 [ "$(jq -r .waits "$tmpdir/truth.json")" = 0 ] || fail "contend -i contended"
 final=$(tail -n 1 "$tmpdir/lt.json")
 [ "$(jq -r .final <<<"$final")" = true ] || fail "no final object"
-[ "$(jq '.locks | length' <<<"$final")" = 0 ] || fail "locks shown: $final"
+# sched_yield call sites (kind spin) are counted even without sampling:
+# the sanitizers' leak check yields at exit.
+[ "$(jq '[.locks[] | select(.kind != "spin")] | length' <<<"$final")" = 0 ] ||
+	fail "locks shown: $final"
 
 # The joins were seen, as event waits: --all shows them.
 "$locktop" --batch --json --all --output "$tmpdir/all.json" -- \
