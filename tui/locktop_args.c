@@ -174,6 +174,24 @@ static void parse_pids(struct argp_state *state, const char *arg)
 	free(copy);
 }
 
+/* Options that do not go together, once all are read. */
+static void check_together(struct argp_state *state)
+{
+	if (env.record && !env.output)
+		argp_error(state, "record needs -o FILE");
+	if (env.command && env.n_pids)
+		argp_error(state, "give --pid or a COMMAND, not both");
+	if (env.host && env.archive)
+		argp_error(state, "give --host or --archive, not both");
+	if ((env.host || env.archive) &&
+	    (env.command || env.n_pids || env.stacks || env.exact_holds ||
+	     env.no_kernel_locks || env.spin_hz >= 0))
+		argp_error(state, "--host and --archive read recorded "
+				  "metrics: --pid, --stacks, --exact-holds, "
+				  "--no-kernel-locks, --spin-hz and COMMAND "
+				  "trace here");
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char *end;
@@ -266,21 +284,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.duration_s = d;
 		break;
 	case ARGP_KEY_END:
-		if (env.record && !env.output)
-			argp_error(state, "record needs -o FILE");
-		if (env.command && env.n_pids)
-			argp_error(state, "give --pid or a COMMAND, not both");
-		if (env.host && env.archive)
-			argp_error(state, "give --host or --archive, not both");
-		if ((env.host || env.archive) &&
-		    (env.command || env.n_pids || env.stacks ||
-		     env.exact_holds || env.no_kernel_locks ||
-		     env.spin_hz >= 0))
-			argp_error(state,
-				   "--host and --archive read recorded "
-				   "metrics: --pid, --stacks, --exact-holds, "
-				   "--no-kernel-locks, --spin-hz and COMMAND "
-				   "trace here");
+		check_together(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
