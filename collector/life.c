@@ -62,8 +62,8 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
  * them all (common.bpf.h); one missing is a build that went wrong, and
  * loading on would give the probe maps of its own that no one reads.
  */
-static int share_maps(struct lt_collector *c, struct bpf_object *obj,
-		      const char *what, char *err, size_t err_len)
+int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		    const char *what, char *err, size_t err_len)
 {
 	static const char *const shared[] = { "stat_map",
 					      "parties",
@@ -284,7 +284,8 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
  * names of file lock contexts. */
 static int load_klock(struct lt_collector *c, char *err, size_t err_len)
 {
-	int ret = share_maps(c, c->klock->obj, "kernel lock", err, err_len);
+	int ret =
+		life_share_maps(c, c->klock->obj, "kernel lock", err, err_len);
 
 	if (ret)
 		return ret;
@@ -311,13 +312,13 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = futex_bpf__load(c->futex);
 	if (ret)
 		return load_error(err, err_len, "futex", ret);
-	ret = share_maps(c, c->filelock->obj, "file lock", err, err_len);
+	ret = life_share_maps(c, c->filelock->obj, "file lock", err, err_len);
 	if (ret)
 		return ret;
 	ret = filelock_bpf__load(c->filelock);
 	if (ret)
 		return load_error(err, err_len, "file lock", ret);
-	ret = share_maps(c, c->fileio->obj, "pread", err, err_len);
+	ret = life_share_maps(c, c->fileio->obj, "pread", err, err_len);
 	if (ret)
 		return ret;
 	ret = fileio_bpf__load(c->fileio);
@@ -332,13 +333,13 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 		 * meets a kernel lock. */
 		c->ksyms = lt_ksyms_load("/proc/kallsyms");
 	}
-	ret = share_maps(c, c->spin->obj, "spin", err, err_len);
+	ret = life_share_maps(c, c->spin->obj, "spin", err, err_len);
 	if (ret)
 		return ret;
 	ret = spin_bpf__load(c->spin);
 	if (ret)
 		return load_error(err, err_len, "spin", ret);
-	ret = share_maps(c, c->reader->obj, "map reader", err, err_len);
+	ret = life_share_maps(c, c->reader->obj, "map reader", err, err_len);
 	if (ret)
 		return ret;
 	ret = reader_bpf__load(c->reader);

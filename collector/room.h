@@ -35,6 +35,7 @@ struct klock_bpf;
 struct lt_ksyms;
 struct usdt_state;
 struct spin_bpf;
+struct bpf_object;
 struct bpf_link;
 
 _Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
@@ -353,6 +354,10 @@ uint64_t files_mass(const struct lt_file_stat *v);
 int files_read(struct lt_collector *c);
 
 /* usdt.c: servers' own lock probes (providers.c). */
+/* Makes obj count into the futex object's shared maps; a map missing on
+ * either side fails, naming it in err. */
+int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		    const char *what, char *err, size_t err_len);
 void usdt_scan(struct lt_collector *c);
 void usdt_follow(struct lt_collector *c);
 void usdt_close(struct lt_collector *c);

@@ -26,6 +26,7 @@
 struct usdt_state {
 	struct usdt_bpf *skel;
 	bool failed; /* the object would not load: not tried again */
+	char err[256]; /* why it would not */
 	struct bpf_link **links;
 	size_t n_links, cap_links;
 	char bins[USDT_MAX_BINARIES][PATH_MAX]; /* binaries attached */
@@ -41,26 +42,6 @@ void usdt_follow(struct lt_collector *c)
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&c->usdt->skel->bss->slot_gen, c->futex->bss->slot_gen,
 			 __ATOMIC_RELAXED);
-}
-
-static int share_maps(struct lt_collector *c, struct bpf_object *obj)
-{
-	struct bpf_map *m;
-	struct bpf_map *from;
-	int ret;
-
-	bpf_object__for_each_map(m, obj) {
-		if (bpf_map__is_internal(m))
-			continue;
-		from = bpf_object__find_map_by_name(c->futex->obj,
-						    bpf_map__name(m));
-		if (!from)
-			continue; /* its own: outer, the USDT specs */
-		ret = bpf_map__reuse_fd(m, bpf_map__fd(from));
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 /* The keys' fields each type keeps, from the table of kinds. */
@@ -95,7 +76,8 @@ static int load(struct lt_collector *c)
 	skel->rodata->targ_pidns_ino = f->rodata->targ_pidns_ino;
 	skel->rodata->targ_pidns_level = f->rodata->targ_pidns_level;
 	set_keep(skel);
-	ret = share_maps(c, skel->obj);
+	ret = life_share_maps(c, skel->obj, "USDT", c->usdt->err,
+			      sizeof(c->usdt->err));
 	if (!ret)
 		ret = usdt_bpf__load(skel);
 	if (ret) {

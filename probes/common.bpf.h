@@ -281,6 +281,18 @@ static __always_inline void count_drop(__u32 reason)
 		(*n)++;
 }
 
+/* The current thread's state, made if new, for an event that starts
+ * something (a wait, an I/O); NULL, counted as a drop, when there is no
+ * room for it. */
+static __always_inline struct lt_thread *starting_thread(void)
+{
+	struct lt_thread *th = this_thread(true);
+
+	if (!th)
+		count_drop(LT_DROP_START_FULL);
+	return th;
+}
+
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 

@@ -90,11 +90,9 @@ static __always_inline int io_begin(int fd, __u32 write)
 	f = fd_file(fd);
 	if (!f)
 		return 0;
-	th = this_thread(true);
-	if (!th) {
-		count_drop(LT_DROP_START_FULL);
+	th = starting_thread();
+	if (!th)
 		return 0;
-	}
 	inode = f->f_inode;
 	th->io.dev = inode->i_sb->s_dev;
 	th->io.ino = inode->i_ino;

@@ -286,11 +286,9 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 
 	if (!wanted(tgid))
 		return 0;
-	th = this_thread(true);
-	if (!th) {
-		count_drop(LT_DROP_START_FULL);
+	th = starting_thread();
+	if (!th)
 		return 0;
-	}
 	/* Inside a server's own wait: its semaphore, that same wait. */
 	if (th->wait.ts && th->wait.lock.kind >= LT_PK_USDT_FIRST)
 		return 0;

@@ -116,11 +116,9 @@ static __always_inline int wait_start(struct pt_regs *ctx, __u64 cookie)
 
 	if (!wanted(tgid))
 		return 0;
-	th = this_thread(true);
-	if (!th) {
-		count_drop(LT_DROP_START_FULL);
+	th = starting_thread();
+	if (!th)
 		return 0;
-	}
 	in = &th->wait;
 	if (in->ts && in->lock.kind >= LT_PK_USDT_FIRST) {
 		out = bpf_task_storage_get(&outer, bpf_get_current_task_btf(),
