@@ -12,6 +12,7 @@
 #include "fileio.skel.h"
 #include "spin.skel.h"
 #include "reader.skel.h"
+#include "klock.skel.h"
 
 /* Room for one CPU's value of any slot kind. */
 #define SLOT_VALUE_MAX                                                \
@@ -356,6 +357,9 @@ static void advance_gen(struct lt_collector *c)
 	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
 	usdt_follow(c);
 	__atomic_fetch_add(&c->spin->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	if (c->klock)
+		__atomic_fetch_add(&c->klock->bss->slot_gen, 1,
+				   __ATOMIC_RELAXED);
 }
 
 /* Still idle: nothing moved since the read that chose it. */

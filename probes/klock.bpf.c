@@ -49,6 +49,28 @@ struct {
 	__type(value, struct kwait);
 } ksleep SEC(".maps");
 
+/*
+ * The lock this CPU last counted a wait on, where its figures are and
+ * where its waiting process's are: a contended lock is met again and
+ * again, and its ends then count without hashing. A spinning wait's end
+ * runs with the lock taken, so what it costs lengthens every wait
+ * behind it. Slots found before slot_gen moved are looked up again.
+ */
+struct kcache {
+	__u64 lock;
+	__s32 slot;
+	__s32 waiter_slot;
+	__u32 tgid;
+	__u32 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kcache);
+} kcache SEC(".maps");
+
 /* How to name each kernel lock, by address; see struct lt_kwhere. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -233,6 +255,39 @@ static __always_inline void name_klock(void *ctx, __u64 lock, __u32 flags,
 	bpf_map_update_elem(&kwheres, &lock, kw, BPF_ANY);
 }
 
+/*
+ * The figures of key, through this CPU's cache c (when there is one),
+ * which then keeps this lock; *created when the lock is new. When the
+ * cache keeps it, *waiter_slot points to where it keeps the waiting
+ * process's slot.
+ */
+static __always_inline struct lt_lock_stat *
+cached_stat(struct kcache *c, const struct lt_lock_key *key, __u32 tgid,
+	    bool *created, __s32 **waiter_slot)
+{
+	__s32 slot;
+
+	*created = false;
+	if (c && c->lock == key->start && c->gen == slot_gen) {
+		if (c->tgid != tgid) {
+			c->tgid = tgid;
+			c->waiter_slot = LT_NO_SLOT;
+		}
+		*waiter_slot = &c->waiter_slot;
+		return stat_at(c->slot);
+	}
+	slot = slot_of(key, created);
+	if (!c || slot == LT_NO_SLOT)
+		return stat_at(slot);
+	c->lock = key->start;
+	c->slot = slot;
+	c->gen = slot_gen;
+	c->tgid = tgid;
+	c->waiter_slot = LT_NO_SLOT;
+	*waiter_slot = &c->waiter_slot;
+	return stat_at(slot);
+}
+
 /* A wait ended: its figures, its waiter and the owner it waited on. */
 static __always_inline void count_wait(void *ctx, const struct kwait *w,
 				       __u64 delta)
@@ -242,19 +297,20 @@ static __always_inline void count_wait(void *ctx, const struct kwait *w,
 		.kind = LT_PK_KERNEL,
 		.shared = 1,
 	};
-	__u32 tgid = current_ids() >> 32;
+	__u32 tgid = current_ids() >> 32, zero = 0;
 	struct lt_lock_stat *st;
+	__s32 none = LT_NO_SLOT, *waiter_slot = &none;
 	bool created;
-	__s32 slot;
 
-	st = stat_of(&key, &created, &slot);
+	st = cached_stat(bpf_map_lookup_elem(&kcache, &zero), &key, tgid,
+			 &created, &waiter_slot);
 	if (!st)
 		return;
 	if (created)
 		name_klock(ctx, w->lock, w->flags, tgid);
 	add_wait(st, delta);
 	st->contended++;
-	credit(&key, tgid, LT_ROLE_WAITER, delta);
+	credit_at(&key, tgid, LT_ROLE_WAITER, delta, waiter_slot);
 	if (!w->owner)
 		return;
 	st->last_holder = w->owner;
