@@ -2,7 +2,8 @@
 # What each tracer adds to one uncontended fcntl lock+unlock pair, side
 # by side in one run: bench/fcntl-pair (one process, -n 1000000 pairs
 # on one byte) untraced and under each tracer of overhead.sh (locktop,
-# bt-waits, bt-figs, floor, clock), with POSIX locks and with OFD locks.
+# lt-user, bt-waits, bt-figs, floor, clock), with POSIX locks and with
+# OFD locks.
 # Nothing waits here, so this is the cost per lock and per unlock that
 # a tracer puts on every call, beside the floors: what attaching alone
 # costs (floor) and what one clock read per event costs (clock).

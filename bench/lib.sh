@@ -12,9 +12,9 @@ all_tracers() {
 		return
 	fi
 	if command -v bpftrace >/dev/null; then
-		echo "locktop bt-waits bt-figs floor clock"
+		echo "locktop lt-user bt-waits bt-figs floor clock"
 	else
-		echo "locktop floor clock"
+		echo "locktop lt-user floor clock"
 	fi
 }
 
@@ -35,11 +35,13 @@ stop_tracer() {
 }
 
 # A tracer started in the background, ready when its probes are in:
-# locktop, bt-waits, bt-figs, floor or clock (see overhead.sh). Uses
+# locktop, lt-user, bt-waits, bt-figs, floor or clock (see overhead.sh). Uses
 # $locktop, $floor and $here; sets $tracer.
 start_tracer() {
 	case $1 in
 	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
+	lt-user) "$locktop" -b -d 1 -o /dev/null --no-kernel-locks \
+		--spin-hz 0 & ;;
 	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
 	floor) "$floor" >/dev/null & ;;
@@ -47,7 +49,7 @@ start_tracer() {
 	esac
 	tracer=$!
 	case $1 in
-	locktop) re='^lt_pwritev2_x$' ;; # its last object, attached last
+	locktop | lt-user) re='^lt_pwritev2_x$' ;; # its last object, attached last
 	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
 	*) re='^floor_exit$' ;;
 	esac

@@ -3,6 +3,8 @@
 # time (-n 64 -l 2000 -H HASH) untraced and under each of these tracers:
 #
 #   locktop   locktop -b -d 1, every probe
+#   lt-user   the same with --no-kernel-locks --spin-hz 0: user-space
+#             locks only, the events bt-waits sees (and pread)
 #   bt-waits  bpftrace summing futex and fcntl wait time per lock
 #             (bench/futex-fcntl-wait.bt)
 #   bt-figs   bpftrace keeping locktop's per-lock fcntl figures and no

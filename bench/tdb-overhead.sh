@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tracing overhead on a tdb store, side by side in one run: elapsed time
-# untraced and under each tracer of overhead.sh (locktop, bt-waits,
+# untraced and under each tracer of overhead.sh (locktop, lt-user, bt-waits,
 # bt-figs, floor, clock), on two workloads:
 #
 #   tdb       the system's libtdb under tdbtorture's mix, fcntl locking

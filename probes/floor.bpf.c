@@ -4,7 +4,8 @@
  * probes attach to, attached the same way (syscall tracepoints, BTF
  * tracepoints). What tracing these points costs before any work: the
  * slow path every system call takes once a syscall tracepoint is on,
- * and the dispatch of each program. With with_clock set, each program
+ * and the dispatch of each program. The spin kind's sampling is not
+ * here: bench/spin-cost.sh weighs it. With with_clock set, each program
  * reads the kernel clock once: the least a tracer that times anything
  * pays on every event.
  */
@@ -39,6 +40,9 @@ SYSCALL(pwritev)
 SYSCALL(pwritev2)
 EMPTY("tracepoint/syscalls/sys_enter_futex_wake", floor_futex_wake)
 EMPTY("tracepoint/syscalls/sys_exit_flock", floor_flock_x)
+EMPTY("tracepoint/syscalls/sys_enter_sched_yield", floor_yield)
+EMPTY("tp_btf/contention_begin", floor_kbegin)
+EMPTY("tp_btf/contention_end", floor_kend)
 EMPTY("tp_btf/posix_lock_inode", floor_posix_lock)
 EMPTY("tp_btf/flock_lock_inode", floor_flock_lock)
 EMPTY("tp_btf/fcntl_setlk", floor_setlk)
