@@ -197,3 +197,57 @@ void spin_judge(struct lt_collector *c)
 			c->spin_keys[c->n_spin_keys++] = k;
 	}
 }
+
+/* Entries of threads that have not spun for this long go. */
+#define SPUN_FORGET_NS 10000000000ULL
+
+/* Counts a thread spinning now on the lock of t; 0, or -ENOMEM. */
+static int count_spinning(struct lt_collector *c,
+			  const struct lt_spin_thread *t)
+{
+	ssize_t i = lt_index_find(&c->lock_ix, &t->lock, c->lstate);
+
+	if (i < 0)
+		return 0; /* its samples are not read yet: next time */
+	if (!c->locks[i].spinning_now++)
+		return push_index(&c->spinning, &c->n_spinning,
+				  &c->cap_spinning, (size_t)i);
+	return 0;
+}
+
+/*
+ * The threads spinning now, per lock: those whose latest sample, taken
+ * within the interval this read closes, was in a spin loop. Threads that
+ * spun no more for a while leave the probe's map.
+ */
+int spin_threads_read(struct lt_collector *c)
+{
+	uint64_t now = lt_mono_ns(), window;
+	struct lt_spin_thread t;
+	__u32 tid, next;
+	size_t i;
+	int fd, err = 0;
+	bool more;
+
+	for (i = 0; i < c->n_spinning; i++)
+		c->locks[c->spinning[i]].spinning_now = 0;
+	c->n_spinning = 0;
+	if (!c->spin || !c->n_spin)
+		return 0;
+	window = (uint64_t)(c->snap.interval_s * 1e9);
+	fd = bpf_map__fd(c->spin->maps.spin_threads);
+	more = !bpf_map_get_next_key(fd, NULL, &next);
+	while (more && !err) {
+		tid = next;
+		more = !bpf_map_get_next_key(fd, &tid, &next);
+		if (bpf_map_lookup_elem(fd, &tid, &t))
+			continue;
+		if (!t.ts || (t.ts < now && now - t.ts > SPUN_FORGET_NS)) {
+			bpf_map_delete_elem(fd, &tid);
+			continue;
+		}
+		if (t.ts > now || now - t.ts <= window)
+			err = count_spinning(c, &t);
+	}
+	return err;
+}
