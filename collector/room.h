@@ -302,6 +302,9 @@ void read_unmap_out(struct bpf_map *map, const void *p);
 void read_start(struct lt_collector *c);
 
 /* locks.c: locks and their names. */
+/* The mapping of addr in process pid, from /proc (cached until the read ends). */
+const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
+				    uint64_t addr);
 void locks_forget_vmas(struct lt_collector *c);
 void locks_read_comm(struct lt_collector *c, pid_t pid, char *comm);
 bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,

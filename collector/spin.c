@@ -59,19 +59,19 @@ static int sample_event(unsigned int hz, int cpu, bool *clock)
 int spin_attach(struct lt_collector *c, char *err, size_t err_len)
 {
 	bool clock = false;
-	int cpu, fd;
+	int cpu, fd, ret;
 	long err_no;
 
-	int ret = spin_bpf__attach(c->spin);
-
+	/* Sampling off is the spin kind off: sched_yield is not counted. */
+	if (!c->spin_hz)
+		return 0;
+	ret = spin_bpf__attach(c->spin);
 	if (ret) {
 		snprintf(err, err_len,
 			 "cannot attach the sched_yield probe: %s",
 			 strerror(-ret));
 		return ret;
 	}
-	if (!c->spin_hz)
-		return 0;
 	c->spin_fds = calloc((size_t)c->ncpus, sizeof(*c->spin_fds));
 	c->spin_links = calloc((size_t)c->ncpus, sizeof(*c->spin_links));
 	if (!c->spin_fds || !c->spin_links)
@@ -158,11 +158,13 @@ static bool is_relax(void *arg, uint64_t addr)
 	       lt_spin_relax_code(b, sizeof(b));
 }
 
-/* The verdict on site k, from its process's code. */
-static struct lt_spin_site judge(const struct lt_spin_key *k)
+/* The verdict on site k, from its process's code and where it lies. */
+static struct lt_spin_site judge(struct lt_collector *c,
+				 const struct lt_spin_key *k)
 {
 	uint8_t buf[CODE_BEFORE + CODE_AFTER];
 	struct lt_spin_code code = { .b = buf, .is_relax = is_relax };
+	const struct lt_vma *vma;
 	struct lt_spin_site v;
 	char path[64];
 	int fd;
@@ -175,6 +177,12 @@ static struct lt_spin_site judge(const struct lt_spin_key *k)
 	code.n = read_code(fd, k->ip, buf, &code.base);
 	v = lt_spin_judge(&code, k->ip, k->pad == 1);
 	close(fd);
+	/* Only a spin loop's image is looked up: few sites are. */
+	if (v.verdict != LT_SPIN_NONE) {
+		vma = locks_find_vma(c, (pid_t)k->tgid, k->ip);
+		if (vma && !lt_spin_image_may_lock(vma->path))
+			v = (struct lt_spin_site){ .verdict = LT_SPIN_NONE };
+	}
 	return v;
 }
 
@@ -190,7 +198,7 @@ void spin_judge(struct lt_collector *c)
 	qfd = bpf_map__fd(c->spin->maps.new_spin_sites);
 	sfd = bpf_map__fd(c->spin->maps.spin_sites);
 	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &k)) {
-		v = judge(&k);
+		v = judge(c, &k);
 		bpf_map_update_elem(sfd, &k, &v, BPF_EXIST);
 		if (!lt_grow((void **)&c->spin_keys, &c->cap_spin_keys,
 			     c->n_spin_keys + 1, sizeof(*c->spin_keys)))

@@ -147,6 +147,13 @@ private)
 	jq -e '.[0].samples > 0 and (.[0].name | test("spinner|lock"))' \
 		<<<"$rows" >/dev/null || fail "the spin row is not named after the spinner: $rows"
 	echo "spinner: $(jq -c '.[0] | {name, samples, wait_ns}' <<<"$rows")"
+	# The spinner holds its lock in a loop of clock_gettime: the vDSO's
+	# seqcount read, whose PAUSE loop is no lock. No other spin row.
+	other=$(jq -c --argjson p "$pid" --arg a "$(jq -r .lock "$tmpdir/sp.json")" \
+		'[.locks[] | select(.kind == "spin" and .pids == [$p] and
+		.samples > 0 and .address != $a) | {name, address, samples}]' <<<"$final")
+	[ "$(jq length <<<"$other")" -eq 0 ] ||
+		fail "spin rows of the spinner besides its lock: $other"
 	# Printed, not judged: its spinning is short next to its clock reads.
 	awk -v a="$(sum wait_ns "$rows")" -v b="$(jq .spin_cpu_ns "$tmpdir/sp.json")" \
 		'BEGIN { printf "spin time: ours %.0f, spinner %.0f\n", a, b }'
@@ -157,6 +164,13 @@ private)
 	[ "$(jq length <<<"$y")" -eq 1 ] || fail "not one yield site: $final"
 	[ "$(jq '.[0].yields' <<<"$y")" -eq 5000 ] || fail "yields: $y"
 	echo "yielder: $(jq -c '.[0] | {name, yields}' <<<"$y")"
+	# --spin-hz 0 turns the spin kind off: sched_yield is not counted.
+	"$locktop" --batch --json --delay 0.5 --spin-hz 0 \
+		--output "$tmpdir/off.json" -- "$yielder" 5000 >"$tmpdir/y0.json" ||
+		fail "yielder under locktop --spin-hz 0 failed"
+	off=$(tail -n 1 "$tmpdir/off.json" | jq -c '[.locks[] | select(.kind == "spin")]')
+	[ "$(jq length <<<"$off")" -eq 0 ] || fail "spin rows with --spin-hz 0: $off"
+	echo "ok: --spin-hz 0 counts no yields"
 	;;
 *)
 	fail "unknown mode $mode"
