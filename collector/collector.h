@@ -98,6 +98,9 @@ struct lt_lock {
 	size_t n_pids;
 	char comm[LT_COMM_SIZE]; /* the first waiting process */
 	unsigned int waiters_now; /* blocked on it at the read */
+	/* spin: threads whose latest sample, within the last interval,
+	 * found them spinning on it. */
+	unsigned int spinning_now;
 	pid_t holder; /* last known holder, 0 if unknown */
 	char holder_comm[LT_COMM_SIZE];
 	struct lt_party holders[LT_TOP_PARTIES]; /* most blocking first */

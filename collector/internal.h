@@ -187,4 +187,11 @@ bool lt_spin_relax_code(const uint8_t *b, size_t n);
 struct lt_spin_site lt_spin_judge(const struct lt_spin_code *code, uint64_t ip,
 				  bool caller);
 
+/*
+ * Whether code in the mapping named image (a path, or "[vdso]" as
+ * /proc/PID/maps names it) may spin on a lock of the program: not the
+ * kernel's vDSO, whose loops are seqcount reads of its clock data.
+ */
+bool lt_spin_image_may_lock(const char *image);
+
 #endif /* LOCKTOP_COLLECTOR_INTERNAL_H */

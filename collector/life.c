@@ -496,6 +496,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->was_live);
 	free(c->fresh);
 	free(c->waited);
+	free(c->spinning);
 	free(c->edges);
 	free(c->deadlocks);
 	free(c->keybuf);

@@ -16,8 +16,8 @@
 
 /* ---- naming ---- */
 
-static const struct lt_vma *find_vma(struct lt_collector *c, pid_t pid,
-				     uint64_t addr)
+const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
+				    uint64_t addr)
 {
 	struct lt_vmas *v;
 	size_t i;
@@ -141,7 +141,7 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 			return;
 	}
 	/* A shared file: its full path, while a process maps it. */
-	vma = pid > 0 ? find_vma(c, pid, addr) : NULL;
+	vma = pid > 0 ? locks_find_vma(c, pid, addr) : NULL;
 	if (vma && (vma->path[0] == '/' || !w))
 		lt_name_address(vma, addr, l->name, sizeof(l->name));
 	else if (w)

@@ -224,6 +224,8 @@ static int read_maps(struct lt_collector *c)
 		err = parties_read_io(c);
 	if (!err)
 		err = inflight_read(c);
+	if (!err)
+		err = spin_threads_read(c);
 	if (!err && c->stacks)
 		err = stacks_read(c);
 	if (!err)

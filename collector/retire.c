@@ -226,6 +226,7 @@ static const struct row_list lists[] = {
 	{ ROWS_LOCKS, AT(live), AT(n_live) },
 	{ ROWS_LOCKS, AT(was_live), AT(n_was_live) },
 	{ ROWS_LOCKS, AT(waited), AT(n_waited) },
+	{ ROWS_LOCKS, AT(spinning), AT(n_spinning) },
 	{ ROWS_LOCKS, AT(fresh), AT(n_fresh) },
 };
 

@@ -208,6 +208,8 @@ struct lt_collector {
 	size_t n_fresh, cap_fresh;
 	size_t *waited; /* locks with waiters now */
 	size_t n_waited, cap_waited;
+	size_t *spinning; /* locks with threads spinning now */
+	size_t n_spinning, cap_spinning;
 
 	struct lt_site_key *site_keys; /* the sites judged so far */
 	size_t n_sites, cap_sites;
@@ -300,6 +302,9 @@ void read_unmap_out(struct bpf_map *map, const void *p);
 void read_start(struct lt_collector *c);
 
 /* locks.c: locks and their names. */
+/* The mapping of addr in process pid, from /proc (cached until the read ends). */
+const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
+				    uint64_t addr);
 void locks_forget_vmas(struct lt_collector *c);
 void locks_read_comm(struct lt_collector *c, pid_t pid, char *comm);
 bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
@@ -321,6 +326,7 @@ void sites_judge(struct lt_collector *c);
 int spin_attach(struct lt_collector *c, char *err, size_t err_len);
 void spin_detach(struct lt_collector *c);
 void spin_judge(struct lt_collector *c);
+int spin_threads_read(struct lt_collector *c);
 
 /* exits.c: processes and threads that ended. */
 pid_t exits_ended_tgid(const __u64 *set, size_t n, __u32 tid);

@@ -59,19 +59,19 @@ static int sample_event(unsigned int hz, int cpu, bool *clock)
 int spin_attach(struct lt_collector *c, char *err, size_t err_len)
 {
 	bool clock = false;
-	int cpu, fd;
+	int cpu, fd, ret;
 	long err_no;
 
-	int ret = spin_bpf__attach(c->spin);
-
+	/* Sampling off is the spin kind off: sched_yield is not counted. */
+	if (!c->spin_hz)
+		return 0;
+	ret = spin_bpf__attach(c->spin);
 	if (ret) {
 		snprintf(err, err_len,
 			 "cannot attach the sched_yield probe: %s",
 			 strerror(-ret));
 		return ret;
 	}
-	if (!c->spin_hz)
-		return 0;
 	c->spin_fds = calloc((size_t)c->ncpus, sizeof(*c->spin_fds));
 	c->spin_links = calloc((size_t)c->ncpus, sizeof(*c->spin_links));
 	if (!c->spin_fds || !c->spin_links)
@@ -158,11 +158,13 @@ static bool is_relax(void *arg, uint64_t addr)
 	       lt_spin_relax_code(b, sizeof(b));
 }
 
-/* The verdict on site k, from its process's code. */
-static struct lt_spin_site judge(const struct lt_spin_key *k)
+/* The verdict on site k, from its process's code and where it lies. */
+static struct lt_spin_site judge(struct lt_collector *c,
+				 const struct lt_spin_key *k)
 {
 	uint8_t buf[CODE_BEFORE + CODE_AFTER];
 	struct lt_spin_code code = { .b = buf, .is_relax = is_relax };
+	const struct lt_vma *vma;
 	struct lt_spin_site v;
 	char path[64];
 	int fd;
@@ -175,6 +177,12 @@ static struct lt_spin_site judge(const struct lt_spin_key *k)
 	code.n = read_code(fd, k->ip, buf, &code.base);
 	v = lt_spin_judge(&code, k->ip, k->pad == 1);
 	close(fd);
+	/* Only a spin loop's image is looked up: few sites are. */
+	if (v.verdict != LT_SPIN_NONE) {
+		vma = locks_find_vma(c, (pid_t)k->tgid, k->ip);
+		if (vma && !lt_spin_image_may_lock(vma->path))
+			v = (struct lt_spin_site){ .verdict = LT_SPIN_NONE };
+	}
 	return v;
 }
 
@@ -190,10 +198,64 @@ void spin_judge(struct lt_collector *c)
 	qfd = bpf_map__fd(c->spin->maps.new_spin_sites);
 	sfd = bpf_map__fd(c->spin->maps.spin_sites);
 	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &k)) {
-		v = judge(&k);
+		v = judge(c, &k);
 		bpf_map_update_elem(sfd, &k, &v, BPF_EXIST);
 		if (!lt_grow((void **)&c->spin_keys, &c->cap_spin_keys,
 			     c->n_spin_keys + 1, sizeof(*c->spin_keys)))
 			c->spin_keys[c->n_spin_keys++] = k;
 	}
+}
+
+/* Entries of threads that have not spun for this long go. */
+#define SPUN_FORGET_NS 10000000000ULL
+
+/* Counts a thread spinning now on the lock of t; 0, or -ENOMEM. */
+static int count_spinning(struct lt_collector *c,
+			  const struct lt_spin_thread *t)
+{
+	ssize_t i = lt_index_find(&c->lock_ix, &t->lock, c->lstate);
+
+	if (i < 0)
+		return 0; /* its samples are not read yet: next time */
+	if (!c->locks[i].spinning_now++)
+		return push_index(&c->spinning, &c->n_spinning,
+				  &c->cap_spinning, (size_t)i);
+	return 0;
+}
+
+/*
+ * The threads spinning now, per lock: those whose latest sample, taken
+ * within the interval this read closes, was in a spin loop. Threads that
+ * spun no more for a while leave the probe's map.
+ */
+int spin_threads_read(struct lt_collector *c)
+{
+	uint64_t now = lt_mono_ns(), window;
+	struct lt_spin_thread t;
+	__u32 tid, next;
+	size_t i;
+	int fd, err = 0;
+	bool more;
+
+	for (i = 0; i < c->n_spinning; i++)
+		c->locks[c->spinning[i]].spinning_now = 0;
+	c->n_spinning = 0;
+	if (!c->spin || !c->n_spin)
+		return 0;
+	window = (uint64_t)(c->snap.interval_s * 1e9);
+	fd = bpf_map__fd(c->spin->maps.spin_threads);
+	more = !bpf_map_get_next_key(fd, NULL, &next);
+	while (more && !err) {
+		tid = next;
+		more = !bpf_map_get_next_key(fd, &tid, &next);
+		if (bpf_map_lookup_elem(fd, &tid, &t))
+			continue;
+		if (!t.ts || (t.ts < now && now - t.ts > SPUN_FORGET_NS)) {
+			bpf_map_delete_elem(fd, &tid);
+			continue;
+		}
+		if (t.ts > now || now - t.ts <= window)
+			err = count_spinning(c, &t);
+	}
+	return err;
 }

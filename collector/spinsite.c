@@ -7,6 +7,14 @@
  * memory operand, [reg] or [reg+disp] (or RIP-relative, or through a
  * pointer spilled to the frame), tells where the lock word is in each
  * sample's registers. Pure: byte strings in, verdicts out.
+ *
+ * Code the kernel maps into every process is no program's lock code:
+ * the vDSO's clock_gettime and gettimeofday read the kernel's clock data
+ * under a seqcount, in a loop that retries when the kernel updated the
+ * data meanwhile and pauses while an update is under way. Its bytes look
+ * like a spin loop on the seqcount, but a sample there is a clock read,
+ * and the word is the kernel's, not a lock; so a site in [vdso] (or the
+ * legacy [vsyscall] page) is none.
  */
 #include <string.h>
 #include <linux/types.h>
@@ -326,4 +334,9 @@ struct lt_spin_site lt_spin_judge(const struct lt_spin_code *code, uint64_t ip,
 	if (caller && s.how == LT_SPIN_MEM && s.reg == LT_X86_SP)
 		s.ind += 8;
 	return s;
+}
+
+bool lt_spin_image_may_lock(const char *image)
+{
+	return strcmp(image, "[vdso]") && strcmp(image, "[vsyscall]");
 }

@@ -148,6 +148,9 @@ static bool lock_figure(const struct lt_lock *l, bool other, unsigned int item,
 	case L_WAITERS:
 		atom->ul = l->waiters_now;
 		break;
+	case L_SPINNING:
+		atom->ul = l->spinning_now;
+		break;
 	case L_NAME:
 		atom->cp = (char *)l->name;
 		break;

@@ -170,6 +170,7 @@ void ltpm_model_forget(struct ltpm_model *m)
 	m->n_locks = m->n_procs = m->n_files = 0;
 	memset(&m->other.delta, 0, sizeof(m->other.delta));
 	m->other.waiters_now = 0;
+	m->other.spinning_now = 0;
 }
 
 void ltpm_model_set_top(struct ltpm_model *m, size_t top_n)
@@ -194,6 +195,7 @@ void ltpm_lock_add(struct lt_lock *sum, const struct lt_lock *l)
 	lt_figures_add(&sum->total, &l->total);
 	lt_figures_add(&sum->delta, &l->delta);
 	sum->waiters_now += l->waiters_now;
+	sum->spinning_now += l->spinning_now;
 }
 
 /* The three arrays share one room: each grows from it alike. */
@@ -249,6 +251,7 @@ static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 	kept = n_out < m->top_n ? n_out : m->top_n;
 	memset(&m->other.delta, 0, sizeof(m->other.delta));
 	m->other.waiters_now = 0;
+	m->other.spinning_now = 0;
 	for (i = 0; i < n_out; i++) {
 		const struct lt_lock *l = &s->locks[out[i].index];
 
@@ -258,6 +261,7 @@ static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 		}
 		lt_figures_add(&m->other.delta, &l->delta);
 		m->other.waiters_now += l->waiters_now;
+		m->other.spinning_now += l->spinning_now;
 		if (l->total.max_wait_ns > m->other.total.max_wait_ns)
 			m->other.total.max_wait_ns = l->total.max_wait_ns;
 		if (l->total.max_hold_ns > m->other.total.max_hold_ns)

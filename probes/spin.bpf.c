@@ -14,6 +14,10 @@
  * as it does to spinning ones, or interrupts off), up to
  * LT_SPIN_MAX_TICKS periods. An estimate of the time spent spinning.
  *
+ * A thread whose sample spun is kept in spin_threads with the lock, until
+ * a later sample of it does not spin: the collector counts the threads
+ * spinning now from it.
+ *
  * sched_yield calls are counted per call site (the user return address
  * of the libc wrapper), as spin rows of their own.
  */
@@ -88,6 +92,23 @@ struct {
 	__type(key, struct lt_spin_key);
 	__type(value, struct lt_lock_key);
 } spin_ident SEC(".maps");
+
+/* Threads whose latest sample was in a spin loop, and on which lock. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_SPIN_THREADS);
+	__type(key, __u32);
+	__type(value, struct lt_spin_thread);
+} spin_threads SEC(".maps");
+
+/* A sample of thread tid that did not spin: it spins no more. */
+static __always_inline void spun_no_more(__u32 tid)
+{
+	struct lt_spin_thread *t = bpf_map_lookup_elem(&spin_threads, &tid);
+
+	if (t)
+		t->ts = 0;
+}
 
 /* The verdict on a site, or NULL: a new one is queued to be judged. */
 static __always_inline struct lt_spin_site *site_of(struct lt_spin_key *k)
@@ -246,17 +267,22 @@ int lt_spin_sample(struct bpf_perf_event_data *ctx)
 	struct lt_spin_key k;
 	struct lt_spin_site *s;
 	struct where_ctx where = {};
-	struct lt_lock_key key;
-	__u64 addr, ra, n = 1;
-	__u32 tgid;
+	struct lt_spin_thread th = {};
+	__u64 addr, ra, n = 1, ids;
+	__u32 tgid, tid;
 
 	span = sample_span(); /* every sample, of every task */
-	tgid = current_ids() >> 32;
+	ids = current_ids();
+	tgid = ids >> 32;
+	tid = (__u32)ids;
 	if (!wanted(tgid))
 		return 0;
 	count_run();
-	if ((__s64)ip < 0)
-		return 0; /* in the kernel: its addresses are the upper half */
+	if ((__s64)ip < 0) {
+		/* in the kernel: its addresses are the upper half */
+		spun_no_more(tid);
+		return 0;
+	}
 	k.tgid = tgid;
 	k.pad = 0;
 	k.ip = ip;
@@ -265,8 +291,10 @@ int lt_spin_sample(struct bpf_perf_event_data *ctx)
 		pend(&k, 1);
 		return 0;
 	}
-	if (s->verdict == LT_SPIN_NONE)
+	if (s->verdict == LT_SPIN_NONE) {
+		spun_no_more(tid);
 		return 0;
+	}
 	if (s->verdict == LT_SPIN_CALLER) {
 		/* The helper's own early samples go to its caller. */
 		n += take_pending(&k);
@@ -285,16 +313,20 @@ int lt_spin_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 	}
-	if (s->verdict != LT_SPIN_LOOP)
+	if (s->verdict != LT_SPIN_LOOP) {
+		spun_no_more(tid);
 		return 0;
+	}
 	n += take_pending(&k);
 	sample_regs(ctx, g);
 	if (bp)
 		g[LT_X86_BP] = bp;
 	addr = spin_address(g, s);
-	spin_identify(tgid, addr, s->site, &key, &where);
-	spin_count(&key, &where, addr ? addr : s->site, tgid, n,
+	spin_identify(tgid, addr, s->site, &th.lock, &where);
+	spin_count(&th.lock, &where, addr ? addr : s->site, tgid, n,
 		   span + (n - 1) * targ_sample_ns, false);
+	th.ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&spin_threads, &tid, &th, BPF_ANY);
 #endif
 	return 0;
 }

@@ -7,6 +7,7 @@
 
 #define LT_MAX_SPIN_SITES 8192 /* user IPs met by on-CPU samples */
 #define LT_SPIN_HZ 997 /* samples per second and CPU by default */
+#define LT_MAX_SPIN_THREADS 4096 /* threads whose latest sample spun */
 
 /* An instruction address in one process, met by a sample. */
 struct lt_spin_key {
@@ -61,6 +62,12 @@ struct lt_spin_site {
 	__s64 disp;
 	__s64 ind; /* LT_SPIN_MEM: where the pointer is, from reg */
 	__u64 site; /* the loop's address: the identity without one */
+};
+
+/* A thread's latest sample, when it found the thread spinning. */
+struct lt_spin_thread {
+	__u64 ts; /* its time (CLOCK_MONOTONIC); 0: a later one did not spin */
+	struct lt_lock_key lock; /* the lock it spun on */
 };
 
 #endif /* LOCKTOP_PROBES_SPIN_H */

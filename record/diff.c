@@ -44,6 +44,8 @@ static void fill_row(struct cmp *c, struct row *r, const char *key)
 
 			sd->value = (double)rec_fig_metric(&f, m);
 			sd->events = diff_events(&f, m);
+			sd->sampled = m == REC_WAIT_TIME && !f.waits &&
+				      f.samples;
 			sd->noise = diff_noise_n(c->rec[s], r->kind, key,
 						 c->all_kinds,
 						 (enum rec_metric)m,
@@ -151,12 +153,26 @@ static void fmt_change(double b, double a, char *buf, size_t len)
 		snprintf(buf, len, "0.0%%");
 }
 
-/* Which metrics a row shows: the four main ones, the others when used. */
+/*
+ * Which metrics a row shows: the four main ones, the others when used. A
+ * spin row's are its spin time (wait time) and samples: it has no waits.
+ */
 static bool metric_shown(const struct row *r, enum rec_metric m)
 {
+	if (r->kind == LT_KIND_SPIN)
+		return m == REC_WAIT_TIME || m == REC_SAMPLES ||
+		       r->side[m][0].value > 0 || r->side[m][1].value > 0;
 	if (m <= REC_P99)
 		return true;
 	return r->side[m][0].value > 0 || r->side[m][1].value > 0;
+}
+
+/* A metric's name in a row: a spin lock's wait time is spin time. */
+static const char *row_metric_label(const struct row *r, enum rec_metric m)
+{
+	if (r->kind == LT_KIND_SPIN && m == REC_WAIT_TIME)
+		return "spin time";
+	return rec_metric_label(m);
 }
 
 static const char *presence(const struct row *r)
@@ -222,7 +238,7 @@ static void text_rows(FILE *out, const struct row *rows, size_t n)
 			fmt_change(r->side[m][0].value, r->side[m][1].value, ch,
 				   sizeof(ch));
 			fprintf(out, "  %-18s %12s → %-12s %9s  %s\n",
-				rec_metric_label(m), bv, av, ch,
+				row_metric_label(r, m), bv, av, ch,
 				diff_judgement_text(&r->judged[m], vd,
 						    sizeof(vd)));
 		}
@@ -259,7 +275,7 @@ static void md_rows(FILE *out, const struct row *rows, size_t n,
 			fputc('`', out);
 			fputs(presence(r), out);
 			fprintf(out, " | %s | %s | %s | %s | %s%s%s |\n",
-				rec_metric_label(m), bv, av, ch, em,
+				row_metric_label(r, m), bv, av, ch, em,
 				diff_judgement_text(&r->judged[m], vd,
 						    sizeof(vd)),
 				em);

@@ -26,6 +26,8 @@ static const char *const metric_names[REC_METRIC_NR] = {
 	[REC_P99] = "p99",
 	[REC_CONTENDED] = "contended",
 	[REC_TRYLOCK_FAILURES] = "trylock_failures",
+	[REC_SAMPLES] = "samples",
+	[REC_YIELDS] = "yields",
 };
 
 static const char *const metric_labels[REC_METRIC_NR] = {
@@ -35,6 +37,8 @@ static const char *const metric_labels[REC_METRIC_NR] = {
 	[REC_P99] = "p99 wait",
 	[REC_CONTENDED] = "contended",
 	[REC_TRYLOCK_FAILURES] = "trylock failures",
+	[REC_SAMPLES] = "spin samples",
+	[REC_YIELDS] = "sched_yield calls",
 };
 
 const char *rec_metric_name(enum rec_metric m)
@@ -77,6 +81,8 @@ void rec_fig_add(struct rec_fig *a, const struct rec_fig *b)
 	a->contended += b->contended;
 	a->trylock_failures += b->trylock_failures;
 	a->io_under_lock_ns += b->io_under_lock_ns;
+	a->samples += b->samples;
+	a->yields += b->yields;
 	/* Without histograms the best a merge can say is the worse p99. */
 	if (b->p99_wait_ns > a->p99_wait_ns)
 		a->p99_wait_ns = b->p99_wait_ns;
@@ -105,6 +111,10 @@ uint64_t rec_fig_metric(const struct rec_fig *f, enum rec_metric m)
 		return f->contended;
 	case REC_TRYLOCK_FAILURES:
 		return f->trylock_failures;
+	case REC_SAMPLES:
+		return f->samples;
+	case REC_YIELDS:
+		return f->yields;
 	default:
 		return 0;
 	}
@@ -247,6 +257,8 @@ static void fig_from_lt(struct rec_fig *r, const struct lt_figures *f)
 	r->contended = f->contended;
 	r->trylock_failures = f->trylock_failures;
 	r->io_under_lock_ns = f->io_under_lock_ns;
+	r->samples = f->samples;
+	r->yields = f->yields;
 	r->has_hist = true;
 	memcpy(r->wait_hist, f->wait_hist, sizeof(r->wait_hist));
 	r->p99_wait_ns = rec_fig_metric(r, REC_P99);
@@ -270,6 +282,8 @@ static void fig_json(json_object *o, const struct rec_fig *f)
 			       j_u64(f->trylock_failures));
 	json_object_object_add(o, "io_under_lock_ns",
 			       j_u64(f->io_under_lock_ns));
+	json_object_object_add(o, "samples", j_u64(f->samples));
+	json_object_object_add(o, "yields", j_u64(f->yields));
 	/* Trailing empty buckets say nothing: leave them out. */
 	while (n && !f->wait_hist[n - 1])
 		n--;

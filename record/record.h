@@ -69,6 +69,8 @@ enum rec_metric {
 	REC_P99,
 	REC_CONTENDED,
 	REC_TRYLOCK_FAILURES,
+	REC_SAMPLES, /* spin: on-CPU samples in a spin loop */
+	REC_YIELDS, /* spin: sched_yield calls */
 	REC_METRIC_NR,
 };
 
@@ -89,6 +91,8 @@ struct rec_fig {
 	uint64_t contended;
 	uint64_t trylock_failures;
 	uint64_t io_under_lock_ns;
+	uint64_t samples; /* spin: samples in a spin loop; wait_ns their time */
+	uint64_t yields; /* spin: sched_yield calls */
 	uint64_t p99_wait_ns; /* as stored; used when there is no histogram */
 	bool has_hist;
 	uint64_t wait_hist[LT_HIST_BUCKETS];

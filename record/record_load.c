@@ -116,7 +116,10 @@ static int load_fig(struct loader *ld, json_object *o, const char *where,
 	    get_u64(ld, o, "acquires", where, &f->acquires) ||
 	    get_u64(ld, o, "contended", where, &f->contended) ||
 	    get_u64(ld, o, "trylock_failures", where, &f->trylock_failures) ||
-	    get_u64(ld, o, "io_under_lock_ns", where, &f->io_under_lock_ns))
+	    get_u64(ld, o, "io_under_lock_ns", where, &f->io_under_lock_ns) ||
+	    /* absent in records older than the spin kind: 0 */
+	    get_u64(ld, o, "samples", where, &f->samples) ||
+	    get_u64(ld, o, "yields", where, &f->yields))
 		return -1;
 	if (!json_object_object_get_ex(o, "wait_hist", &h) || !h)
 		return 0;

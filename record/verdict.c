@@ -30,13 +30,22 @@ uint64_t diff_events(const struct rec_fig *f, enum rec_metric m)
 		return f->contended;
 	case REC_TRYLOCK_FAILURES:
 		return f->trylock_failures;
+	case REC_SAMPLES:
+		return f->samples;
+	case REC_YIELDS:
+		return f->yields;
+	case REC_WAIT_TIME:
+		/* A spin lock's wait time is its samples' time. */
+		return f->waits + f->samples;
 	default:
 		return f->waits;
 	}
 }
 
-static const char *event_word(enum rec_metric m, uint64_t n)
+static const char *event_word(enum rec_metric m, uint64_t n, bool sampled)
 {
+	if (sampled)
+		m = REC_SAMPLES;
 	switch (m) {
 	case REC_HOLD_TIME:
 		return n == 1 ? "acquisition" : "acquisitions";
@@ -44,6 +53,10 @@ static const char *event_word(enum rec_metric m, uint64_t n)
 		return "contended";
 	case REC_TRYLOCK_FAILURES:
 		return n == 1 ? "trylock failure" : "trylock failures";
+	case REC_SAMPLES:
+		return n == 1 ? "sample" : "samples";
+	case REC_YIELDS:
+		return n == 1 ? "sched_yield call" : "sched_yield calls";
 	default:
 		return n == 1 ? "wait" : "waits";
 	}
@@ -115,7 +128,8 @@ void diff_judge(const struct diff_rule *rule, enum rec_metric m,
 	else
 		w = b->events > a->events ? b->events : a->events;
 	if (w < VERDICT_MIN_EVENTS) {
-		unclear(out, "%" PRIu64 " %s", w, event_word(m, w));
+		unclear(out, "%" PRIu64 " %s", w,
+			event_word(m, w, b->sampled && a->sampled));
 		return;
 	}
 	nb = judged_noise(b);

@@ -44,6 +44,7 @@ struct diff_side {
 	double noise; /* one standard error; 0 without an estimate */
 	size_t intervals; /* the usable intervals behind the noise */
 	uint64_t events; /* the waits (acquisitions, ...) behind the value */
+	bool sampled; /* the events are on-CPU samples (a spin lock's wait) */
 };
 
 struct diff_judgement {
@@ -60,7 +61,10 @@ void diff_judge(const struct diff_rule *rule, enum rec_metric m,
 const char *diff_judgement_text(const struct diff_judgement *j, char *buf,
 				size_t len);
 
-/* How many events a metric's figure rests on: waits for the wait metrics. */
+/*
+ * How many events a metric's figure rests on: waits for the wait
+ * metrics, and for wait time the samples too (a spin lock's wait time).
+ */
 uint64_t diff_events(const struct rec_fig *f, enum rec_metric m);
 
 /*

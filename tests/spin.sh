@@ -4,7 +4,8 @@
 # sched_yield counted exactly per call site, nothing left after exit.
 # Usage: spin.sh LOCKTOP LOCKBENCH SPINNER YIELDER MODE
 #   MODE spin-N: lockbench --lock spin with N workers;
-#   adaptive: lockbench --lock adaptive; private: spinner and yielder.
+#   adaptive: lockbench --lock adaptive; private: spinner and yielder;
+#   record: locktop record and diff of lockbench --lock spin.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 lockbench=$2 spinner=$3 yielder=$4 mode=$5
 require_bpf
@@ -83,6 +84,53 @@ adaptive)
 	[ "$both" -ge 1 ] || fail "no lock is named alike as spin and futex"
 	echo "locks both spun and slept on: $both"
 	;;
+record)
+	# locktop record: the spin rows, their samples and spin time, in the
+	# record and through locktop diff, against lockbench's own clocks.
+	"$locktop" record -o "$tmpdir/spin.rec" --interval 0.5 --spin-hz "$hz" -- \
+		"$lockbench" --lock spin -n 8 -l 30000 -H 4 --hold-us 20 \
+		--path "$tmpdir/table.tdb" --json >"$tmpdir/lb.json" ||
+		fail "lockbench under locktop record failed"
+	jq -e '.check == "OK"' "$tmpdir/lb.json" >/dev/null ||
+		fail "lockbench's check failed"
+	truth=$(jq .spin_cpu_ns "$tmpdir/lb.json")
+	rows=$(jq -c '[.final.locks[] | select(.kind == "spin" and
+		(.key | test("table\\.tdb\\+0x[0-9a-f]+$")))]' "$tmpdir/spin.rec")
+	[ "$(jq length <<<"$rows")" -ge 1 ] ||
+		fail "no spin row named after the table file in the record"
+	samples=$(sum samples "$rows")
+	echo "record: samples $samples, spin time $(sum wait_ns "$rows"), truth $truth"
+	# Each sample stands for one period of the CPU clock: the samples
+	# alone, and the spin time, estimate lockbench's spinning.
+	compare "$(awk -v n="$samples" -v h="$hz" 'BEGIN { printf "%.0f", n * 1e9 / h }')" \
+		"$truth"
+	compare "$(sum wait_ns "$rows")" "$truth"
+	jq -e '([.intervals[].locks[] | select(.kind == "spin") | .samples] | add) ==
+		([.final.locks[] | select(.kind == "spin") | .samples] | add) and
+		([.intervals[].kinds.spin.samples // 0] | add) == .final.kinds.spin.samples and
+		.final.kinds.spin.wait_ns > 0' "$tmpdir/spin.rec" >/dev/null ||
+		fail "the record's spin samples do not add up: $(jq -c .final.kinds.spin "$tmpdir/spin.rec")"
+	"$locktop" diff --json "$tmpdir/spin.rec" "$tmpdir/spin.rec" >"$tmpdir/diff.json" ||
+		fail "self-diff exited $?"
+	jq -e --argjson n "$(jq .final.kinds.spin.samples "$tmpdir/spin.rec")" \
+		'.kinds[] | select(.kind == "spin") | .metrics |
+		.samples.before == $n and .samples.after == $n and
+		.wait_time.before > 0 and .wait_time.verdict == "same"' \
+		"$tmpdir/diff.json" >/dev/null ||
+		fail "diff's spin kind: $(jq -c '.kinds[] | select(.kind == "spin")' "$tmpdir/diff.json")"
+	"$locktop" diff "$tmpdir/spin.rec" "$tmpdir/spin.rec" >"$tmpdir/diff.txt"
+	grep -qE '^  spin time ' "$tmpdir/diff.txt" &&
+		grep -qE '^  spin samples ' "$tmpdir/diff.txt" ||
+		fail "diff's text has no spin time or samples: $(cat "$tmpdir/diff.txt")"
+	# The gate on the after figure itself: crossed at n + 1, not at n.
+	n=$(jq .final.kinds.spin.samples "$tmpdir/spin.rec")
+	"$locktop" diff --fail-if "spin.samples<$n" "$tmpdir/spin.rec" \
+		"$tmpdir/spin.rec" >/dev/null || fail "--fail-if spin.samples<$n exited $?"
+	rc=0
+	"$locktop" diff --fail-if "spin.samples<$((n + 1))" "$tmpdir/spin.rec" \
+		"$tmpdir/spin.rec" >/dev/null 2>&1 || rc=$?
+	[ "$rc" -eq 1 ] || fail "--fail-if spin.samples<$((n + 1)) exited $rc"
+	;;
 private)
 	"$locktop" --batch --json --delay 0.5 --spin-hz "$hz" \
 		--output "$tmpdir/lt.json" -- bash -c \
@@ -99,6 +147,13 @@ private)
 	jq -e '.[0].samples > 0 and (.[0].name | test("spinner|lock"))' \
 		<<<"$rows" >/dev/null || fail "the spin row is not named after the spinner: $rows"
 	echo "spinner: $(jq -c '.[0] | {name, samples, wait_ns}' <<<"$rows")"
+	# The spinner holds its lock in a loop of clock_gettime: the vDSO's
+	# seqcount read, whose PAUSE loop is no lock. No other spin row.
+	other=$(jq -c --argjson p "$pid" --arg a "$(jq -r .lock "$tmpdir/sp.json")" \
+		'[.locks[] | select(.kind == "spin" and .pids == [$p] and
+		.samples > 0 and .address != $a) | {name, address, samples}]' <<<"$final")
+	[ "$(jq length <<<"$other")" -eq 0 ] ||
+		fail "spin rows of the spinner besides its lock: $other"
 	# Printed, not judged: its spinning is short next to its clock reads.
 	awk -v a="$(sum wait_ns "$rows")" -v b="$(jq .spin_cpu_ns "$tmpdir/sp.json")" \
 		'BEGIN { printf "spin time: ours %.0f, spinner %.0f\n", a, b }'
@@ -109,6 +164,13 @@ private)
 	[ "$(jq length <<<"$y")" -eq 1 ] || fail "not one yield site: $final"
 	[ "$(jq '.[0].yields' <<<"$y")" -eq 5000 ] || fail "yields: $y"
 	echo "yielder: $(jq -c '.[0] | {name, yields}' <<<"$y")"
+	# --spin-hz 0 turns the spin kind off: sched_yield is not counted.
+	"$locktop" --batch --json --delay 0.5 --spin-hz 0 \
+		--output "$tmpdir/off.json" -- "$yielder" 5000 >"$tmpdir/y0.json" ||
+		fail "yielder under locktop --spin-hz 0 failed"
+	off=$(tail -n 1 "$tmpdir/off.json" | jq -c '[.locks[] | select(.kind == "spin")]')
+	[ "$(jq length <<<"$off")" -eq 0 ] || fail "spin rows with --spin-hz 0: $off"
+	echo "ok: --spin-hz 0 counts no yields"
 	;;
 *)
 	fail "unknown mode $mode"

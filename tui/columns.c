@@ -159,7 +159,7 @@ double col_lock_key(const struct col_ctx *cx, const struct lt_lock *l, int col)
 	case LC_MAX:
 		return (double)f->max_wait_ns;
 	case LC_WAITERS:
-		return l->waiters_now;
+		return l->waiters_now + l->spinning_now;
 	case LC_HOLDER:
 		return l->holder;
 	case LC_PROCS:
@@ -203,7 +203,8 @@ void col_lock_cell(const struct col_ctx *cx, const struct lt_lock *l, int col,
 		col_fmt_ns(f->max_wait_ns, buf, len);
 		break;
 	case LC_WAITERS:
-		snprintf(buf, len, "%u", l->waiters_now);
+		/* a spin lock's waiters spin */
+		snprintf(buf, len, "%u", l->waiters_now + l->spinning_now);
 		break;
 	case LC_HOLDER:
 		if (l->holder)

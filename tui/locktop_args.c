@@ -120,7 +120,8 @@ static const struct argp_option options[] = {
 	  "Leave kernel-internal lock contention (kind kernel) untraced", 0 },
 	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
 	  "Sample every CPU N times a second for threads spinning on a "
-	  "lock, the spin kind (default 997; 0: no sampling)",
+	  "lock, the spin kind (default 997; 0: no sampling and no "
+	  "sched_yield counts, no spin kind)",
 	  0 },
 	{ "host", OPT_HOST, "HOST", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
@@ -323,7 +324,7 @@ static const struct argp_option record_options[] = {
 	  "Leave kernel-internal lock contention untraced", 0 },
 	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
 	  "On-CPU samples per second and CPU for spinning (default 997; "
-	  "0: none)",
+	  "0: none, and no spin kind)",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},

@@ -104,6 +104,8 @@ static json_object *lock_json(const struct lt_lock *l, bool totals)
 	json_object_object_add(o, "yields", j_u64(f->yields));
 	json_object_object_add(o, "waiters_now",
 			       json_object_new_int64(l->waiters_now));
+	json_object_object_add(o, "spinning_now",
+			       json_object_new_int64(l->spinning_now));
 	if (l->holder) {
 		holder = json_object_new_object();
 		json_object_object_add(holder, "pid",

@@ -165,6 +165,7 @@ static void lock_identity(struct lt_lock *l, struct ent *e)
 	snprintf(l->comm, sizeof(l->comm), "%s",
 		 e->str[T_COMM] ? e->str[T_COMM] : "");
 	l->waiters_now = (unsigned int)e->cur[S_WAITERS];
+	l->spinning_now = (unsigned int)e->cur[S_SPINNING];
 	l->holder = (pid_t)e->cur[S_HOLDER];
 	snprintf(l->holder_comm, sizeof(l->holder_comm), "%s",
 		 e->str[T_HOLDER_COMM] ? e->str[T_HOLDER_COMM] : "");

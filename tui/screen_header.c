@@ -10,14 +10,16 @@
 
 /* The kinds the header meters, in order. */
 static const enum lt_kind meter_kinds[] = {
-	LT_KIND_FUTEX, LT_KIND_FUTEX_PI,  LT_KIND_FCNTL,   LT_KIND_OFD,
-	LT_KIND_FLOCK, LT_KIND_PG_LWLOCK, LT_KIND_PG_LOCK,
+	LT_KIND_FUTEX, LT_KIND_FUTEX_PI, LT_KIND_FCNTL,	    LT_KIND_OFD,
+	LT_KIND_FLOCK, LT_KIND_SPIN,	 LT_KIND_PG_LWLOCK, LT_KIND_PG_LOCK,
 };
+#define METERED 6 /* of meter_kinds, the header's per-kind line meters */
 
 struct totals {
 	struct lt_kind_figures kinds[LT_KIND_NR];
 	uint64_t lock_wait_ns;
 	uint64_t io_under_lock_ns;
+	unsigned int spinning; /* threads spinning now, on any lock */
 	size_t threads;
 	size_t procs;
 };
@@ -49,6 +51,7 @@ static void sum_totals(struct screen *sc, struct totals *t)
 		const struct lt_lock *l = &s->locks[i];
 		const struct lt_figures *f = col_lock_fig(&sc->cx, l);
 
+		t->spinning += l->spinning_now;
 		if (!f->waits || !lt_kind_is_lock(l->kind))
 			continue;
 		t->io_under_lock_ns += f->io_under_lock_ns;
@@ -204,6 +207,38 @@ static void meter_wait(struct screen *sc, int y, int cols,
 	attroff(attr(sc, C_ALERT, A_BOLD) | A_BOLD);
 }
 
+/* Whether a kind did anything: waits, or (spin) time and spinners. */
+static bool kind_busy(const struct totals *t, enum lt_kind k)
+{
+	if (k == LT_KIND_SPIN)
+		return t->kinds[k].wait_ns || t->spinning;
+	return t->kinds[k].waits;
+}
+
+/*
+ * One kind's figures after its name: waits and wait time per second (or
+ * in all); for spin, spin time per second and the threads spinning now.
+ */
+static void kind_figures(struct screen *sc, enum lt_kind k,
+			 const struct totals *t, char *line, size_t size)
+{
+	const struct lt_kind_figures *kf = &t->kinds[k];
+	char a[48], b[48];
+
+	col_fmt_time_rate(&sc->cx, kf->wait_ns, b, sizeof(b));
+	if (k == LT_KIND_SPIN)
+		snprintf(line, size, " %s%s %u spinning", b,
+			 kf->wait_ns && !sc->cx.cumulative ? "/s" : "",
+			 t->spinning);
+	else if (sc->cx.cumulative)
+		snprintf(line, size, " %s %s",
+			 col_fmt_num((double)kf->waits, a, sizeof(a)), b);
+	else
+		snprintf(line, size, " %s/s %s%s",
+			 col_fmt_num(col_per(&sc->cx, kf->waits), a, sizeof(a)),
+			 b, kf->wait_ns ? "/s" : "");
+}
+
 /*
  * Waits by kind; the busy ones first, over at most two lines. Returns the
  * line after them.
@@ -211,33 +246,23 @@ static void meter_wait(struct screen *sc, int y, int cols,
 static int meter_by_kind(struct screen *sc, int y, int cols,
 			 const struct totals *t)
 {
-	char a[48], b[48], line[256];
-	int order[5], n = 0, pass, x, i, lines;
+	char line[256];
+	int order[METERED], n = 0, pass, x, i, lines;
 	size_t k;
 
 	for (pass = 0; pass < 2; pass++)
-		for (k = 0; k < 5; k++) {
-			bool busy = t->kinds[meter_kinds[k]].waits;
-
-			if (busy == !pass)
+		for (k = 0; k < METERED; k++)
+			if (kind_busy(t, meter_kinds[k]) == !pass)
 				order[n++] = (int)k;
-		}
 	x = 0;
 	lines = 0;
 	for (i = 0; i < n && lines < 2; i++) {
-		const struct lt_kind_figures *kf =
-			&t->kinds[meter_kinds[order[i]]];
-		const char *name = lt_kind_name(meter_kinds[order[i]]);
+		enum lt_kind kind = meter_kinds[order[i]];
+		const char *name = lt_kind_name(kind);
+		bool busy = kind_busy(t, kind);
 		int cw;
 
-		snprintf(line, sizeof(line), " %s/s %s%s",
-			 col_fmt_num(col_per(&sc->cx, kf->waits), a, sizeof(a)),
-			 col_fmt_time_rate(&sc->cx, kf->wait_ns, b, sizeof(b)),
-			 kf->wait_ns ? "/s" : "");
-		if (sc->cx.cumulative)
-			snprintf(line, sizeof(line), " %s %s",
-				 col_fmt_num((double)kf->waits, a, sizeof(a)),
-				 col_fmt_ns(kf->wait_ns, b, sizeof(b)));
+		kind_figures(sc, kind, t, line, sizeof(line));
 		cw = (int)strlen(name) + (int)strlen(line) + 2;
 		if (x && x + cw > cols) {
 			if (++lines == 2)
@@ -245,7 +270,7 @@ static int meter_by_kind(struct screen *sc, int y, int cols,
 			y++;
 			x = 0;
 		}
-		if (!kf->waits)
+		if (!busy)
 			attron(attr(sc, C_DIM, A_DIM));
 		label(sc, y, x, name);
 		mvaddnstr(y, x + (int)strlen(name), line,

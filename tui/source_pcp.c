@@ -48,6 +48,7 @@ static const struct metric metrics[] = {
 	{ LTPM_L_VALUE_CHANGED, G_LOCK, S_VALUE_CHANGED, false, false },
 	{ LTPM_L_OWNER_DIED, G_LOCK, S_OWNER_DIED, false, false },
 	{ LTPM_L_WAITERS, G_LOCK, S_WAITERS, false, false },
+	{ LTPM_L_SPINNING, G_LOCK, S_SPINNING, false, false },
 	{ LTPM_L_HOLDER, G_LOCK, S_HOLDER, false, false },
 	{ LTPM_L_ID, G_LOCK, S_ID, false, false },
 	{ LTPM_L_ADDRESS, G_LOCK, S_ADDRESS, false, false },
