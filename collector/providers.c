@@ -6,7 +6,10 @@
 /*
  * PostgreSQL (built with --enable-dtrace, as Debian's is). Waits only
  * by default: an LWLock's or a heavyweight lock's wait, from start to
- * done, and the deadlocks found by the waiting backend.
+ * done, and the deadlocks found by the waiting backend. A backend that
+ * finds a row updated or locked by a transaction still running waits
+ * for that transaction's end in XactLockTableWait(xid, Relation, ...),
+ * entered only then: the relation names the wait.
  */
 const struct lt_provider_probe lt_provider_probes[] = {
 	{ "postgres", "postgresql", "lwlock__wait__start", LT_USDT_START,
@@ -19,6 +22,8 @@ const struct lt_provider_probe lt_provider_probes[] = {
 	  LT_KIND_PG_LOCK, "f1,f2,f3,f4,type,mode", true },
 	{ "postgres", "postgresql", "deadlock__found", LT_USDT_DEADLOCK,
 	  LT_KIND_PG_LOCK, "", true },
+	{ "postgres", NULL, "XactLockTableWait", LT_USDT_CONTEXT,
+	  LT_KIND_PG_LOCK, "match,object", true },
 };
 
 const size_t lt_n_provider_probes =
@@ -44,15 +49,21 @@ static const char *const pg_lock_modes[] = {
 /*
  * LockTagType, with the fields that name the object. A page or tuple is
  * its relation's (one row per relation, not per tuple version); a
- * transaction, virtual transaction or speculative insertion is any
- * (the waits for another transaction's end, one row).
+ * virtual transaction or speculative insertion is any (one row). A
+ * transaction's end, waited for on a row, is the row's relation's (its
+ * context); other waits for a transaction's end are one row.
  */
 static const struct lt_provider_type pg_lock_types[] = {
-	{ "relation", 0x3, true },    { "extend", 0x3, true },
-	{ "frozenid", 0x1, false },   { "page", 0x3, true },
-	{ "tuple", 0x3, true },	      { "transactionid", 0x0, false },
-	{ "virtualxid", 0x0, false }, { "spectoken", 0x0, false },
-	{ "object", 0xf, false },     { "userlock", 0xf, false },
+	{ "relation", 0x3, true },
+	{ "extend", 0x3, true },
+	{ "frozenid", 0x1, false },
+	{ "page", 0x3, true },
+	{ "tuple", 0x3, true },
+	{ "transactionid", LT_KEEP_CONTEXT, true },
+	{ "virtualxid", 0x0, false },
+	{ "spectoken", 0x0, false },
+	{ "object", 0xf, false },
+	{ "userlock", 0xf, false },
 	{ "advisory", 0xf, false },
 };
 
@@ -60,8 +71,16 @@ static const struct lt_provider_type pg_lock_types[] = {
 
 const struct lt_provider_kind lt_provider_kinds[] = {
 	{ LT_KIND_PG_LWLOCK, pg_lwlock_modes, N(pg_lwlock_modes), NULL, 0 },
-	{ LT_KIND_PG_LOCK, pg_lock_modes, N(pg_lock_modes), pg_lock_types,
-	  N(pg_lock_types) },
+	/* A Relation is a RelationData *: rd_node's (rd_locator's)
+	 * dbNode, rd_id, and rd_rel, whose oid is rd_id again (PostgreSQL
+	 * 13 to 17 on 64-bit machines; elsewhere the check fails and the
+	 * waits are named without their relation). */
+	{ LT_KIND_PG_LOCK,
+	  pg_lock_modes,
+	  N(pg_lock_modes),
+	  pg_lock_types,
+	  N(pg_lock_types),
+	  { 4, 72, 56 } },
 };
 
 const size_t lt_n_provider_kinds = N(lt_provider_kinds);
@@ -79,10 +98,11 @@ const struct lt_provider_kind *lt_provider_kind_of(enum lt_kind kind)
 static int arg_meaning(const char *s, size_t len)
 {
 	static const char *const names[] = {
-		[LT_ARG_NONE] = "-",	[LT_ARG_NAME] = "name",
-		[LT_ARG_F1] = "f1",	[LT_ARG_F2] = "f2",
-		[LT_ARG_F3] = "f3",	[LT_ARG_F4] = "f4",
-		[LT_ARG_TYPE] = "type", [LT_ARG_MODE] = "mode",
+		[LT_ARG_NONE] = "-",	  [LT_ARG_NAME] = "name",
+		[LT_ARG_F1] = "f1",	  [LT_ARG_F2] = "f2",
+		[LT_ARG_F3] = "f3",	  [LT_ARG_F4] = "f4",
+		[LT_ARG_TYPE] = "type",	  [LT_ARG_MODE] = "mode",
+		[LT_ARG_MATCH] = "match", [LT_ARG_OBJECT] = "object",
 	};
 	size_t i;
 

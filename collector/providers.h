@@ -17,12 +17,13 @@
 
 struct lt_provider_probe {
 	const char *binary; /* the executable's base name */
-	const char *provider;
+	const char *provider; /* NULL: probe is a function, entered */
 	const char *probe;
 	enum lt_usdt_event event;
 	enum lt_kind kind;
 	/* What each argument means, in order, comma-separated: name
-	 * (a string), f1 to f4 (the object's fields), type, mode, or -. */
+	 * (a string), f1 to f4 (the object's fields), type, mode, or -;
+	 * a function's: match and object (usdt.h). */
 	const char *args;
 	bool on; /* attached by default */
 };
@@ -30,7 +31,7 @@ struct lt_provider_probe {
 /* An object type of a kind: its name, and which fields name it. */
 struct lt_provider_type {
 	const char *name;
-	uint8_t keep; /* bit i: field i + 1 */
+	uint8_t keep; /* bit i: field i + 1; or LT_KEEP_CONTEXT */
 	/* Fields 1 and 2 are a database and a relation OID: the relation
 	 * has a file base/DB/REL under the data directory. */
 	bool relation;
@@ -42,6 +43,9 @@ struct lt_provider_kind {
 	size_t n_modes;
 	const struct lt_provider_type *types; /* by type; NULL: untyped */
 	size_t n_types;
+	/* Where an object argument holds fields 1 and 2, and a pointer
+	 * to field 2 again: a check of the structure's layout. */
+	uint16_t object_at[LT_OBJECT_AT];
 };
 
 extern const struct lt_provider_probe lt_provider_probes[];

@@ -44,7 +44,8 @@ void usdt_follow(struct lt_collector *c)
 			 __ATOMIC_RELAXED);
 }
 
-/* The keys' fields each type keeps, from the table of kinds. */
+/* The keys' fields each type keeps, and where an object argument holds
+ * its fields, from the table of kinds. */
 static void set_keep(struct usdt_bpf *skel)
 {
 	const struct lt_provider_kind *k;
@@ -53,10 +54,12 @@ static void set_keep(struct usdt_bpf *skel)
 	for (i = 0; i < lt_n_provider_kinds; i++) {
 		k = &lt_provider_kinds[i];
 		row = (size_t)k->kind - LT_PK_USDT_FIRST;
-		for (t = 0;
-		     row < LT_USDT_KINDS && t < k->n_types && t < LT_USDT_TYPES;
-		     t++)
+		if (row >= LT_USDT_KINDS)
+			continue;
+		for (t = 0; t < k->n_types && t < LT_USDT_TYPES; t++)
 			skel->rodata->targ_keep[row][t] = k->types[t].keep;
+		memcpy(skel->rodata->targ_object_at[row], k->object_at,
+		       sizeof(k->object_at));
 	}
 }
 
@@ -89,6 +92,17 @@ static int load(struct lt_collector *c)
 	return 0;
 }
 
+/* A function of the binary, entered: a uprobe at its symbol. */
+static struct bpf_link *attach_function(struct usdt_bpf *skel, const char *path,
+					const char *func, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func,
+		    .bpf_cookie = cookie);
+
+	return bpf_program__attach_uprobe_opts(skel->progs.lt_usdt_fn, -1, path,
+					       0, &opts);
+}
+
 /* Attaches the table's probes of binary (its base name) to path. */
 static void attach_binary(struct lt_collector *c, const char *path,
 			  const char *binary)
@@ -111,9 +125,13 @@ static void attach_binary(struct lt_collector *c, const char *path,
 			continue;
 		/* Every process of the binary, now and later; the probe
 		 * itself keeps to the traced set. */
-		link = bpf_program__attach_usdt(u->skel->progs.lt_usdt, -1,
-						path, p->provider, p->probe,
-						&opts);
+		if (p->provider)
+			link = bpf_program__attach_usdt(u->skel->progs.lt_usdt,
+							-1, path, p->provider,
+							p->probe, &opts);
+		else
+			link = attach_function(u->skel, path, p->probe,
+					       opts.usdt_cookie);
 		if (link)
 			u->links[u->n_links++] = link;
 	}
@@ -250,6 +268,11 @@ static void object_name(const struct lt_provider_kind *k,
 	}
 	t = &k->types[type];
 	at = (size_t)snprintf(out, len, "%s", t->name);
+	if (t->keep & LT_KEEP_CONTEXT) {
+		if (f[1] && at < len) /* waited for on a row of f1/f2 */
+			snprintf(out + at, len - at, " on %u/%u", f[0], f[1]);
+		return;
+	}
 	for (i = 0; i < 4 && at < len; i++)
 		if (t->keep & (1U << i))
 			at += (size_t)snprintf(

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent.h"
+#include "instname.h"
 
 static pmdaInstid kind_insts[LT_KIND_NR];
 static pmdaInstid hist_insts[LT_HIST_BUCKETS];
@@ -79,43 +80,10 @@ static pmInDom indom_of(int serial)
 	return indomtab[serial].it_indom;
 }
 
-/*
- * Makes the instance for key active and returns its number. An entity
- * seen before gets its old name and number back; a new one gets the
- * first of base and base[tag] that no other instance uses.
- */
 static int activate(int serial, const char *base, const void *key, int keylen,
 		    const char *const *tags, size_t n_tags)
 {
-	pmInDom indom = indom_of(serial);
-	char name[LT_NAME_LEN + 64];
-	char *oname = NULL;
-	int inst, sts;
-	size_t t;
-
-	sts = pmdaCacheLookupKey(indom, NULL, keylen, key, &oname, &inst, NULL);
-	if (sts == PMDA_CACHE_ACTIVE)
-		return inst;
-	if (sts == PMDA_CACHE_INACTIVE && oname) {
-		/* With the key again: a plain store would drop it. */
-		snprintf(name, sizeof(name), "%s", oname);
-		return pmdaCacheStoreKey(indom, PMDA_CACHE_ADD, name, keylen,
-					 key, NULL);
-	}
-
-	for (t = 0; t <= n_tags; t++) {
-		if (t == 0)
-			snprintf(name, sizeof(name), "%s", base);
-		else
-			ltpm_unique_name(base, tags[t - 1], name, sizeof(name));
-		if (pmdaCacheLookupName(indom, name, NULL, NULL) >= 0)
-			continue;
-		sts = pmdaCacheStoreKey(indom, PMDA_CACHE_ADD, name, keylen,
-					key, NULL);
-		if (sts >= 0)
-			return sts;
-	}
-	return PM_ERR_INST;
+	return ltpm_activate(indom_of(serial), base, key, keylen, tags, n_tags);
 }
 
 /* The entry of inst among the first n of r, or NULL. */

@@ -10,6 +10,10 @@
  * inside another (PostgreSQL takes an LWLock on its way out of a
  * heavyweight lock's wait): the outer one is kept aside until the inner
  * one is done.
+ *
+ * A function of the server, entered (lt_usdt_fn), names the object of
+ * the thread's next wait: PostgreSQL's XactLockTableWait, the relation
+ * whose row made the backend wait for a transaction's end.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,6 +25,9 @@
 
 /* Per kind and type, bit i: field i + 1 of the object is its identity. */
 const volatile __u8 targ_keep[LT_USDT_KINDS][LT_USDT_TYPES] = {};
+/* Per kind: where an object argument holds fields 1 and 2, and a
+ * pointer to field 2 again (usdt.h). */
+const volatile __u16 targ_object_at[LT_USDT_KINDS][LT_OBJECT_AT] = {};
 
 /* A wait started while another was in flight: the outer one. */
 struct {
@@ -29,6 +36,19 @@ struct {
 	__type(key, int);
 	__type(value, struct lt_inflight);
 } outer SEC(".maps");
+
+/* The object of the thread's next wait, from a function entered. */
+struct usdt_context {
+	__u64 match; /* the wait's field 1; 0: none */
+	__u64 field[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct usdt_context);
+} context SEC(".maps");
 
 struct usdt_args {
 	__u64 field[4];
@@ -74,6 +94,20 @@ static __always_inline void read_args(struct pt_regs *ctx, __u64 cookie,
 	}
 }
 
+/* A wait of the thread's context (its field 1 is the match) has the
+ * context's fields; another has none. The fields to keep. */
+static __always_inline __u8 from_context(struct usdt_args *a)
+{
+	struct usdt_context *c;
+
+	c = bpf_task_storage_get(&context, bpf_get_current_task_btf(), NULL, 0);
+	if (!c || !c->match || c->match != a->field[0])
+		return 0;
+	a->field[0] = c->field[0];
+	a->field[1] = c->field[1];
+	return 0x3;
+}
+
 /* The lock a probe's arguments name; its name string into name. */
 static __always_inline void lock_of(struct pt_regs *ctx, __u64 cookie,
 				    struct lt_lock_key *key, char *name)
@@ -86,6 +120,8 @@ static __always_inline void lock_of(struct pt_regs *ctx, __u64 cookie,
 	if (a.typed)
 		keep = targ_keep[(kind - LT_PK_USDT_FIRST) & (LT_USDT_KINDS - 1)]
 				[a.type & (LT_USDT_TYPES - 1)];
+	if (keep & LT_KEEP_CONTEXT)
+		keep = from_context(&a);
 	for (i = 0; i < 4; i++)
 		if (!(keep & (1U << i)))
 			a.field[i] = 0;
@@ -203,6 +239,69 @@ static __always_inline int deadlock(__u64 cookie)
 	st = stat_at(slot_of(&th->wait.lock, &created));
 	if (st)
 		st->deadlocks++;
+	return 0;
+}
+
+static __always_inline __u64 function_arg(struct pt_regs *ctx, __u32 i)
+{
+	switch (i) {
+	case 0:
+		return PT_REGS_PARM1(ctx);
+	case 1:
+		return PT_REGS_PARM2(ctx);
+	case 2:
+		return PT_REGS_PARM3(ctx);
+	default:
+		return PT_REGS_PARM4(ctx);
+	}
+}
+
+/*
+ * A function entered, whose arguments name the object of the thread's
+ * next wait: a match value, and a pointer to a structure that holds
+ * the object's fields. A structure whose layout is not the one expected
+ * (its check fails) names nothing.
+ */
+static __always_inline int enter_context(struct pt_regs *ctx, __u64 cookie)
+{
+	__u32 kind = LT_USDT_COOKIE_KIND(cookie), i, m, f[2] = {}, check = 0;
+	const volatile __u16 *at;
+	struct usdt_context c = {}, *s;
+	__u64 obj = 0, p = 0;
+
+	if (!wanted(current_ids() >> 32))
+		return 0;
+	for (i = 0; i < 4; i++) {
+		m = LT_USDT_COOKIE_ARG(cookie, i);
+		if (m == LT_ARG_MATCH)
+			c.match = (__u32)function_arg(ctx, i);
+		else if (m == LT_ARG_OBJECT)
+			obj = function_arg(ctx, i);
+	}
+	at = targ_object_at[(kind - LT_PK_USDT_FIRST) & (LT_USDT_KINDS - 1)];
+	if (!obj ||
+	    bpf_probe_read_user(&f[0], 4, (const void *)(obj + at[0])) ||
+	    bpf_probe_read_user(&f[1], 4, (const void *)(obj + at[1])) ||
+	    bpf_probe_read_user(&p, 8, (const void *)(obj + at[2])) ||
+	    bpf_probe_read_user(&check, 4, (const void *)p) || check != f[1])
+		c.match = 0;
+	c.field[0] = f[0];
+	c.field[1] = f[1];
+	s = bpf_task_storage_get(&context, bpf_get_current_task_btf(), NULL,
+				 c.match ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (s)
+		*s = c;
+	return 0;
+}
+
+SEC("uprobe")
+int lt_usdt_fn(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
+	count_run();
+	if (LT_USDT_COOKIE_EVENT(cookie) == LT_USDT_CONTEXT)
+		return enter_context(ctx, cookie);
 	return 0;
 }
 

@@ -7,13 +7,21 @@
  *   bits 8-11    the event (enum lt_usdt_event)
  *   bits 16-63   what argument i means, 4 bits each (enum lt_usdt_arg)
  *
+ * A probe may also be a function of the server, entered (a uprobe; its
+ * arguments are the function's): its arguments name the object of the
+ * thread's next wait, the thread's context (LT_USDT_CONTEXT).
+ *
  * A wait's lock is named by its arguments:
  *   dev_or_tgid  field 1 << 32 | field 2
  *   ino          field 3 << 32 | field 4
  *   start        a hash of the name argument (0 when there is none)
  *   end          type << 32 | mode
  * The fields a type keeps are in targ_keep (the others read as 0), so
- * that, say, the waits for any transaction's end are one lock.
+ * that, say, the waits for any transaction's end are one lock. A type
+ * with LT_KEEP_CONTEXT keeps none of its own: a wait whose field 1 is
+ * the thread's context's match value has fields 1 and 2 of the
+ * context's object (PostgreSQL: the relation of the row for which a
+ * transaction's end is waited for), and other waits have none.
  */
 #ifndef LOCKTOP_PROBES_USDT_H
 #define LOCKTOP_PROBES_USDT_H
@@ -23,6 +31,7 @@ enum lt_usdt_event {
 	LT_USDT_START, /* a thread starts to wait */
 	LT_USDT_DONE, /* ... and ends the wait */
 	LT_USDT_DEADLOCK, /* the waiting thread found a deadlock */
+	LT_USDT_CONTEXT, /* a function entered: the next wait's object */
 };
 
 enum lt_usdt_arg {
@@ -34,7 +43,12 @@ enum lt_usdt_arg {
 	LT_ARG_F4,
 	LT_ARG_TYPE, /* the object's type, which fields it keeps */
 	LT_ARG_MODE, /* how it is wanted */
+	LT_ARG_MATCH, /* a context's: the next wait's field 1 */
+	LT_ARG_OBJECT, /* a context's: a pointer to fields 1 and 2 */
 };
+
+#define LT_KEEP_CONTEXT 0x10 /* targ_keep: fields from the context */
+#define LT_OBJECT_AT 3 /* offsets in an LT_ARG_OBJECT (targ_object_at) */
 
 #define LT_USDT_ARGS 12 /* a USDT probe has this many at most */
 #define LT_USDT_KINDS 4 /* kinds from LT_PK_USDT_FIRST */

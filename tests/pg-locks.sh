@@ -46,6 +46,7 @@ wait "$lt" || fail "locktop -p failed"
 pg_bench -i -s 1 -q >"$tmpdir/init.log" 2>&1 || fail "pgbench -i failed"
 db=$(pg_sql "select oid from pg_database where datname = 'postgres'")
 branches=$(pg_sql "select oid from pg_class where relname = 'pgbench_branches'")
+tellers=$(pg_sql "select oid from pg_class where relname = 'pgbench_tellers'")
 pg_sql "create table dl (id int primary key, v int);
 	insert into dl values (1, 0), (2, 0)"
 
@@ -100,10 +101,19 @@ final=$(tail -n 1 "$tmpdir/lt.json")
 [ "$(jq -r .final <<<"$final")" = true ] || fail "no final line"
 jq -c '.locks[:6][] | {kind, name, waits, wait_ns}' <<<"$final"
 
-# The busiest row of the default view is one of the server's locks.
+# The busiest row of the default view is one of the server's locks: an
+# LWLock, or the row conflicts (tuple locks, or waits for a transaction's
+# end on a row) or relation lock of a table whose rows every transaction
+# updates: pgbench_branches' one row, or pgbench_tellers' ten, whose
+# waiters wait out their holders' waits on the branch.
 top=$(jq -c '[.locks[] | select(.kind != "futex-cond")][0]' <<<"$final")
+on="^(tuple|relation|transactionid on) ($db/$branches|$db/$tellers) "
 case $(jq -r .kind <<<"$top") in
-pg-lock | pg-lwlock) ;;
+pg-lwlock) ;;
+pg-lock)
+	jq -e --arg re "$on" '.name | test($re)' <<<"$top" >/dev/null ||
+		fail "the busiest lock is not of pgbench's rows: $top"
+	;;
 *) fail "the busiest lock is not the server's: $top" ;;
 esac
 # pgbench_branches' one row is fought over: its tuples (or relation)
@@ -111,6 +121,22 @@ esac
 jq -e --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock" and
 	(.name | test("^(tuple|relation) " + $o + " ")))] | length > 0' \
 	<<<"$final" >/dev/null || fail "no row for pgbench_branches ($db/$branches)"
+# ... and is the most waited for: the server's lock waited for most
+# often is on it, a tuple lock or a wait for its updater's end.
+most=$(jq -c '[.locks[] | select(.kind == "pg-lock")] | max_by(.waits)' \
+	<<<"$final")
+jq -e --arg re "^(tuple|transactionid on) $db/$branches " '.name | test($re)' \
+	<<<"$most" >/dev/null ||
+	fail "pgbench_branches is not the most waited for: $most"
+# The waits for a transaction's end are named by the row's relation
+# (the server's RelationData read at XactLockTableWait): almost all.
+jq -e '[.locks[] | select(.kind == "pg-lock" and
+	(.name | startswith("transactionid "))) |
+	{on: (.name | startswith("transactionid on ")), waits}] |
+	([.[] | select(.on) | .waits] | add // 0) as $on |
+	([.[] | .waits] | add // 0) as $all |
+	$all > 0 and $on >= 0.95 * $all' <<<"$final" >/dev/null ||
+	fail "waits for a transaction's end are not named by their relation"
 
 # Backends were seen waiting, and the deadlock was counted.
 jq -se '[.[] | .locks[]? | select(.kind | startswith("pg-")) |

@@ -12,8 +12,9 @@ pg_require() {
 	[ -x "$pg_postgres" ] && [ -x "$pg_bin/initdb" ] &&
 		[ -x "$pg_bin/pgbench" ] || skip "no PostgreSQL in $pg_bin"
 	id postgres >/dev/null 2>&1 || skip "no postgres user"
-	readelf -n "$pg_postgres" 2>/dev/null | grep -q lwlock__wait__start ||
-		skip "$pg_postgres has no USDT probes"
+	# grep reads it all: readelf killed by SIGPIPE fails under pipefail.
+	readelf -n "$pg_postgres" 2>/dev/null | grep lwlock__wait__start \
+		>/dev/null || skip "$pg_postgres has no USDT probes"
 }
 
 pg_as() {

@@ -193,6 +193,18 @@ static void test_providers(void **state)
 	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 3), LT_ARG_F4);
 	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 4), LT_ARG_TYPE);
 	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 5), LT_ARG_MODE);
+	/* A function's row: which argument is the match, which the
+	 * object, whose kind says where the object's fields are. */
+	for (i = 0; i < lt_n_provider_probes; i++) {
+		p = &lt_provider_probes[i];
+		if (p->provider)
+			continue;
+		cookie = lt_provider_cookie(p);
+		assert_int_equal(LT_USDT_COOKIE_EVENT(cookie), LT_USDT_CONTEXT);
+		assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 0), LT_ARG_MATCH);
+		assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 1), LT_ARG_OBJECT);
+		assert_true(lt_provider_kind_of(p->kind)->object_at[1] != 0);
+	}
 	/* A row whose arguments do not parse is not attached. */
 	p = &(struct lt_provider_probe){
 		"x", "y", "z", LT_USDT_START, LT_KIND_PG_LOCK, "f1,bogus", true

@@ -76,6 +76,20 @@ top=$(metric_value locktop.control.top)
 	fail "$n lock instances with top $top"
 pminfo -f locktop.lock.kind | grep -q '"other"\] value "other"' ||
 	fail "no \"other\" instance"
+# PCP compares instance names up to the first space: no two instances
+# of any metric are alike there.
+pminfo -f locktop >"$tmpdir/all" 2>&1
+awk '/^[a-z]/ { m = $1; next }
+	/ inst \[/ {
+		s = $0; sub(/.* or "/, "", s); sub(/"\] value.*/, "", s)
+		h = s; sub(/ .*/, "", h)
+		if ((m, h) in seen) {
+			print m ": \"" seen[m, h] "\" and \"" s "\""; bad = 1
+		}
+		seen[m, h] = s; n++
+	}
+	END { exit bad || !n }' "$tmpdir/all" ||
+	fail "instances alike up to the first space (or none)"
 
 step "controls"
 # Controls are root's: nobody is refused, root is obeyed.
