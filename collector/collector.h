@@ -19,6 +19,9 @@
 #define LT_HIST_BUCKETS 40 /* log2(ns); bucket i counts [2^i, 2^(i+1)) */
 #define LT_NAME_LEN 160
 #define LT_COMM_SIZE 16
+/* A kernel lock's type ("rwsem-write") and caller function. */
+#define LT_KTYPE_LEN 24
+#define LT_CALLER_LEN 64
 #define LT_TOP_PARTIES 4 /* holders and waiters kept per lock */
 #define LT_CYCLE_MAX 8 /* members of one reported deadlock */
 
@@ -110,8 +113,8 @@ struct lt_lock {
 	const char *stack; /* the stack with the most wait, lines; NULL if none */
 	/* Kernel locks: the type ("mutex", "rwsem-write", ...) and the
 	 * kernel function whose wait first met it; empty for the others. */
-	char kernel_type[24];
-	char caller[64];
+	char kernel_type[LT_KTYPE_LEN];
+	char caller[LT_CALLER_LEN];
 	struct lt_figures total;
 	struct lt_figures delta;
 };

@@ -130,6 +130,14 @@ bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
  */
 struct lt_ksyms;
 struct lt_ksyms *lt_ksyms_load(const char *path);
+/*
+ * Adds a System.map's data symbols, moved by the offset KASLR gave the
+ * image (from _text in both); -1 when the file cannot be read or is not
+ * the running build's.
+ */
+int lt_ksyms_add_map(struct lt_ksyms *k, const char *path);
+/* /proc/kallsyms, and where it lists no data, /boot/System.map-RELEASE. */
+struct lt_ksyms *lt_ksyms_load_running(void);
 void lt_ksyms_free(struct lt_ksyms *k);
 /*
  * The symbol addr falls in (the last one at or below it, of the kernel

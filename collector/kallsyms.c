@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The kernel's symbols, from /proc/kallsyms: kernel lock names, callers. */
+/*
+ * The kernel's symbols, from /proc/kallsyms: kernel lock names, callers.
+ * Without CONFIG_KALLSYMS_ALL it lists no data but the sections' bounds;
+ * the data symbols then come from the build's System.map, moved by the
+ * offset KASLR gave the image.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include "internal.h"
 
 struct ksym {
@@ -80,6 +86,104 @@ static int load_line(struct lt_ksyms *k, const char *line)
 		return -1;
 	k->n++;
 	return 0;
+}
+
+/* A symbol's address by name, or 0. */
+static uint64_t addr_of(const struct lt_ksyms *k, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (!strcmp(k->names + k->v[i].name, name))
+			return k->v[i].addr;
+	return 0;
+}
+
+/*
+ * The symbols that tie a System.map to the running image: the first
+ * gives KASLR's offset, the others, where both list them, must agree
+ * with it, or the map is another build's.
+ */
+static const char *const map_anchors[] = { "_text", "_etext", "start_kernel" };
+#define N_ANCHORS (sizeof(map_anchors) / sizeof(map_anchors[0]))
+
+/* A System.map line: address, type and name; false when not one. */
+static bool map_line(const char *line, uint64_t *addr, char *type, char *name)
+{
+	unsigned long long a;
+
+	if (sscanf(line, "%llx %c %255s", &a, type, name) != 3)
+		return false;
+	*addr = a;
+	return true;
+}
+
+/* The map's addresses of the anchors; 0 for one it lacks. */
+static void map_anchor_addrs(FILE *f, uint64_t *at)
+{
+	char line[512], name[256], type;
+	uint64_t addr;
+	size_t i;
+
+	while (fgets(line, sizeof(line), f))
+		if (map_line(line, &addr, &type, name))
+			for (i = 0; i < N_ANCHORS; i++)
+				if (!strcmp(name, map_anchors[i]))
+					at[i] = addr;
+}
+
+int lt_ksyms_add_map(struct lt_ksyms *k, const char *path)
+{
+	uint64_t map_at[N_ANCHORS] = { 0 }, here, off, addr;
+	char line[512], name[256], type;
+	FILE *f;
+	size_t i;
+	int ret = -1;
+
+	f = k ? fopen(path, "re") : NULL;
+	if (!f)
+		return -1;
+	map_anchor_addrs(f, map_at);
+	here = addr_of(k, map_anchors[0]);
+	if (!here || !map_at[0])
+		goto out;
+	off = here - map_at[0];
+	for (i = 1; i < N_ANCHORS; i++) {
+		here = addr_of(k, map_anchors[i]);
+		if (here && map_at[i] && here != map_at[i] + off)
+			goto out;
+	}
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		/* Data only: the text is in kallsyms already. */
+		if (!map_line(line, &addr, &type, name) ||
+		    !strchr("dDbBrR", type))
+			continue;
+		note_bound(k, name, addr + off);
+		if (lt_grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v)) ||
+		    add_name(k, name, &k->v[k->n].name))
+			goto out;
+		k->v[k->n].addr = addr + off;
+		k->v[k->n++].type = type;
+	}
+	qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
+	ret = 0;
+out:
+	fclose(f);
+	return ret;
+}
+
+struct lt_ksyms *lt_ksyms_load_running(void)
+{
+	struct lt_ksyms *k = lt_ksyms_load("/proc/kallsyms");
+	char path[128];
+	struct utsname u;
+
+	if (k && !k->sdata && !uname(&u)) {
+		snprintf(path, sizeof(path), "/boot/System.map-%s", u.release);
+		lt_ksyms_add_map(k, path);
+	}
+	return k;
 }
 
 struct lt_ksyms *lt_ksyms_load(const char *path)

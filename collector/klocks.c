@@ -194,7 +194,7 @@ void klocks_name(struct lt_collector *c, size_t i)
 	bool have;
 
 	if (!c->ksyms)
-		c->ksyms = lt_ksyms_load("/proc/kallsyms");
+		c->ksyms = lt_ksyms_load_running();
 	l->address = addr;
 	l->key[0] = '\0';
 	have = c->klock &&

@@ -331,7 +331,7 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 		/* Read now, while loading: /proc/kallsyms takes a few tenths
 		 * of a second, which would stretch the first interval that
 		 * meets a kernel lock. */
-		c->ksyms = lt_ksyms_load("/proc/kallsyms");
+		c->ksyms = lt_ksyms_load_running();
 	}
 	ret = life_share_maps(c, c->spin->obj, "spin", err, err_len);
 	if (ret)

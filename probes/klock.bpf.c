@@ -32,7 +32,6 @@ struct kwait {
 	__u32 owner; /* the owner's TID at the start, 0 when not known */
 	__u32 owner_tgid;
 	__u32 pad;
-	char owner_comm[LT_COMM_LEN];
 };
 
 struct {
@@ -104,6 +103,7 @@ static __always_inline bool plain_rwsem(__u32 flags)
  */
 static __always_inline void owner_of(__u64 lock, struct kwait *w)
 {
+	char comm[LT_COMM_LEN];
 	struct task_struct *t;
 	long owner = 0;
 	__u64 ids;
@@ -134,8 +134,14 @@ static __always_inline void owner_of(__u64 lock, struct kwait *w)
 		ids = (__u64)t->tgid << 32 | (__u32)t->pid;
 	w->owner = (__u32)ids;
 	w->owner_tgid = ids >> 32;
-	bpf_probe_read_kernel_str(w->owner_comm, sizeof(w->owner_comm),
-				  t->comm);
+	/* Named now, not at the end, which runs inside the critical
+	 * section others wait for: the holder's credit would name it after
+	 * the current task. A lookup first spares the copy and the bucket
+	 * lock of an update that would fail. */
+	if (w->owner_tgid && !bpf_map_lookup_elem(&comms, &w->owner_tgid)) {
+		bpf_probe_read_kernel_str(comm, sizeof(comm), t->comm);
+		bpf_map_update_elem(&comms, &w->owner_tgid, comm, BPF_NOEXIST);
+	}
 }
 
 /*
@@ -314,8 +320,7 @@ static __always_inline void count_wait(void *ctx, const struct kwait *w,
 	if (!w->owner)
 		return;
 	st->last_holder = w->owner;
-	/* Named now: the credit would name it after the current task. */
-	bpf_map_update_elem(&comms, &w->owner_tgid, w->owner_comm, BPF_NOEXIST);
+	/* Named at the begin: see owner_of(). */
 	credit(&key, w->owner_tgid, LT_ROLE_HOLDER_PROC, delta);
 }
 

@@ -17,6 +17,8 @@ struct row {
 	int kind; /* DIFF_KIND_ALL for the sum of the kinds */
 	bool is_lock;
 	bool in[2]; /* present before / after */
+	char kernel_type[LT_KTYPE_LEN]; /* a kernel lock's, else "" */
+	char caller[LT_CALLER_LEN];
 	struct diff_side side[REC_METRIC_NR][2];
 	struct diff_judgement judged[REC_METRIC_NR];
 };
@@ -55,6 +57,25 @@ static void fill_row(struct cmp *c, struct row *r, const char *key)
 	for (m = 0; m < REC_METRIC_NR; m++)
 		diff_judge(&c->rule, m, &r->side[m][0], &r->side[m][1],
 			   &r->judged[m]);
+}
+
+/* A kernel lock's type and caller: the before record's, else the after's
+ * (a record older than these has neither). */
+static void fill_kernel(struct cmp *c, struct row *r)
+{
+	const struct rec_lock *l;
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		l = rec_set_find(&c->rec[s]->final, r->label);
+		if (!l)
+			continue;
+		if (!r->kernel_type[0])
+			memcpy(r->kernel_type, l->kernel_type,
+			       sizeof(r->kernel_type));
+		if (!r->caller[0])
+			memcpy(r->caller, l->caller, sizeof(r->caller));
+	}
 }
 
 static bool row_active(const struct row *r)
@@ -127,6 +148,7 @@ static int compare(struct cmp *c)
 			r->in[0] = rec_set_find(&c->rec[0]->final, l->key);
 			r->in[1] = rec_set_find(&c->rec[1]->final, l->key);
 			fill_row(c, r, l->key);
+			fill_kernel(c, r);
 		}
 	}
 	qsort(c->locks, c->n_locks, sizeof(*c->locks), cmp_rows);
@@ -182,6 +204,18 @@ static const char *presence(const struct row *r)
 	return r->in[0] ? " (before only)" : " (after only)";
 }
 
+/* After a kernel lock's label: " [rwsem-write, caller f]"; else "". */
+#define KWHAT_LEN (LT_KTYPE_LEN + LT_CALLER_LEN + 16)
+static const char *kernel_what(const struct row *r, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (r->kernel_type[0] || r->caller[0])
+		snprintf(buf, len, " [%s, caller %s]",
+			 r->kernel_type[0] ? r->kernel_type : "?",
+			 r->caller[0] ? r->caller : "?");
+	return buf;
+}
+
 /* A Markdown table cell must not contain a bare '|'. */
 static void md_cell(FILE *out, const char *s)
 {
@@ -222,14 +256,15 @@ static void describe(FILE *out, const char *what, const char *path,
 
 static void text_rows(FILE *out, const struct row *rows, size_t n)
 {
-	char bv[24], av[24], ch[24], vd[48];
+	char bv[24], av[24], ch[24], vd[48], kw[KWHAT_LEN];
 	size_t i;
 	int m;
 
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
 
-		fprintf(out, "%s%s\n", r->label, presence(r));
+		fprintf(out, "%s%s%s\n", r->label, presence(r),
+			kernel_what(r, kw, sizeof(kw)));
 		for (m = 0; m < REC_METRIC_NR; m++) {
 			if (!metric_shown(r, m))
 				continue;
@@ -248,7 +283,7 @@ static void text_rows(FILE *out, const struct row *rows, size_t n)
 static void md_rows(FILE *out, const struct row *rows, size_t n,
 		    const char *first)
 {
-	char bv[24], av[24], ch[24], vd[48];
+	char bv[24], av[24], ch[24], vd[48], kw[KWHAT_LEN];
 	size_t i;
 	int m;
 
@@ -274,6 +309,7 @@ static void md_rows(FILE *out, const struct row *rows, size_t n,
 			md_cell(out, r->label);
 			fputc('`', out);
 			fputs(presence(r), out);
+			md_cell(out, kernel_what(r, kw, sizeof(kw)));
 			fprintf(out, " | %s | %s | %s | %s | %s%s%s |\n",
 				row_metric_label(r, m), bv, av, ch, em,
 				diff_judgement_text(&r->judged[m], vd,
@@ -340,6 +376,11 @@ static json_object *rows_json(const struct row *rows, size_t n)
 				o, "before", json_object_new_boolean(r->in[0]));
 			json_object_object_add(
 				o, "after", json_object_new_boolean(r->in[1]));
+			json_object_object_add(
+				o, "kernel_type",
+				json_object_new_string(r->kernel_type));
+			json_object_object_add(
+				o, "caller", json_object_new_string(r->caller));
 		}
 		for (m = 0; m < REC_METRIC_NR; m++) {
 			const struct diff_side *sd = r->side[m];

@@ -329,6 +329,14 @@ static json_object *set_json(const struct lt_snapshot *s, bool totals)
 		json_object_object_add(
 			lo, "kind",
 			json_object_new_string(lt_kind_name(l->kind)));
+		if (l->kernel_type[0])
+			json_object_object_add(
+				lo, "kernel_type",
+				json_object_new_string(l->kernel_type));
+		if (l->caller[0])
+			json_object_object_add(
+				lo, "caller",
+				json_object_new_string(l->caller));
 		fig_json(lo, &rf);
 		json_object_array_add(locks, lo);
 	}

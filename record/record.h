@@ -110,6 +110,10 @@ struct rec_lock {
 	char key[LT_NAME_LEN]; /* normalised: see record_normalize_key() */
 	char name[LT_NAME_LEN];
 	enum lt_kind kind;
+	/* Kernel locks: as locktop's JSON gives them; "" for the others,
+	 * and in records written before they were kept. */
+	char kernel_type[LT_KTYPE_LEN];
+	char caller[LT_CALLER_LEN];
 	struct rec_fig fig;
 };
 

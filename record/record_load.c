@@ -152,6 +152,17 @@ static int cmp_lock(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+/* A second entry of a's key: its figures add, its type and caller fill
+ * what a lacks. */
+static void lock_merge(struct rec_lock *a, const struct rec_lock *b)
+{
+	rec_fig_add(&a->fig, &b->fig);
+	if (!a->kernel_type[0])
+		memcpy(a->kernel_type, b->kernel_type, sizeof(a->kernel_type));
+	if (!a->caller[0])
+		memcpy(a->caller, b->caller, sizeof(a->caller));
+}
+
 static int load_set(struct loader *ld, json_object *o, const char *where,
 		    struct rec_set *s)
 {
@@ -188,6 +199,10 @@ static int load_set(struct loader *ld, json_object *o, const char *where,
 		    get_str(ld, lo, "name", lw, l->name, sizeof(l->name),
 			    false) ||
 		    get_str(ld, lo, "kind", lw, kind, sizeof(kind), true) ||
+		    get_str(ld, lo, "kernel_type", lw, l->kernel_type,
+			    sizeof(l->kernel_type), false) ||
+		    get_str(ld, lo, "caller", lw, l->caller, sizeof(l->caller),
+			    false) ||
 		    load_fig(ld, lo, lw, &l->fig))
 			return -1;
 		k = lt_kind_parse(kind);
@@ -201,7 +216,7 @@ static int load_set(struct loader *ld, json_object *o, const char *where,
 	qsort(s->locks, s->n_locks, sizeof(*s->locks), cmp_lock);
 	for (i = 0, j = 0; i < s->n_locks; i++) {
 		if (j && !strcmp(s->locks[j - 1].key, s->locks[i].key)) {
-			rec_fig_add(&s->locks[j - 1].fig, &s->locks[i].fig);
+			lock_merge(&s->locks[j - 1], &s->locks[i]);
 			continue;
 		}
 		if (i != j)

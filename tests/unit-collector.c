@@ -506,6 +506,76 @@ static void test_ksyms(void **state)
 	lt_ksyms_free(k);
 }
 
+/* Writes text into a new temporary file named by path (a template). */
+static void write_tmp(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/*
+ * Without data symbols in kallsyms, a System.map gives them, moved by
+ * KASLR's offset (here 0x19000000); one of another build is refused.
+ */
+static void test_ksyms_map(void **state)
+{
+	char kall[] = "/tmp/unit-kall.XXXXXX", map[] = "/tmp/unit-map.XXXXXX";
+	char other[] = "/tmp/unit-map.XXXXXX";
+	static const char kallsyms[] = "ffffffff9a000000 T _stext\n"
+				       "ffffffff9a000000 T _text\n"
+				       "ffffffff9a000100 T do_thing\n"
+				       "ffffffff9b400000 D __start_rodata\n"
+				       "ffffffff9c000000 T start_kernel\n";
+	static const char sysmap[] = "ffffffff81000000 T _stext\n"
+				     "ffffffff81000000 T _text\n"
+				     "ffffffff81000100 T do_thing\n"
+				     "ffffffff82400000 D __start_rodata\n"
+				     "ffffffff83000000 T start_kernel\n"
+				     "ffffffff83100000 D _sdata\n"
+				     "ffffffff83100040 d file_rwsem\n"
+				     "ffffffff83100080 b spare\n"
+				     "ffffffff84000000 B _end\n";
+	static const char otherbuild[] = "ffffffff81000000 T _text\n"
+					 "ffffffff83000010 T start_kernel\n"
+					 "ffffffff83100000 D _sdata\n"
+					 "ffffffff83100040 d file_rwsem\n"
+					 "ffffffff84000000 B _end\n";
+	const uint64_t lock = 0xffffffff9c100048ULL;
+	struct lt_ksyms *k;
+	const char *name;
+	uint64_t off;
+	char type;
+
+	(void)state;
+	write_tmp(kall, kallsyms);
+	write_tmp(map, sysmap);
+	write_tmp(other, otherbuild);
+	k = lt_ksyms_load(kall);
+	assert_non_null(k);
+	assert_false(lt_ksyms_static(k, lock));
+	assert_int_equal(lt_ksyms_add_map(k, other), -1);
+	assert_false(lt_ksyms_static(k, lock));
+	assert_int_equal(lt_ksyms_add_map(k, "/nonexistent/System.map"), -1);
+	assert_int_equal(lt_ksyms_add_map(k, map), 0);
+	assert_true(lt_ksyms_static(k, lock));
+	name = lt_ksyms_find(k, lock, &type, &off);
+	assert_string_equal(name, "file_rwsem");
+	assert_int_equal(type, 'd');
+	assert_int_equal(off, 8);
+	/* The text stays kallsyms' own. */
+	name = lt_ksyms_find(k, 0xffffffff9a000104ULL, &type, &off);
+	assert_string_equal(name, "do_thing");
+	assert_int_equal(off, 4);
+	assert_false(lt_ksyms_static(k, 0xffffffff9a000104ULL));
+	lt_ksyms_free(k);
+	unlink(kall);
+	unlink(map);
+	unlink(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_vmas_of_self),
 		cmocka_unit_test(test_format_ns),
 		cmocka_unit_test(test_ksyms),
+		cmocka_unit_test(test_ksyms_map),
 		cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_hold_estimate),
 		cmocka_unit_test(test_kinds),

@@ -172,6 +172,10 @@ static void lock_identity(struct lt_lock *l, struct ent *e)
 	l->n_holders = lock_parties(e, 0, l->holders);
 	l->n_waiters = lock_parties(e, 1, l->waiters);
 	l->stack = e->str[T_STACK] && *e->str[T_STACK] ? e->str[T_STACK] : NULL;
+	snprintf(l->kernel_type, sizeof(l->kernel_type), "%s",
+		 e->str[T_KERNEL_TYPE] ? e->str[T_KERNEL_TYPE] : "");
+	snprintf(l->caller, sizeof(l->caller), "%s",
+		 e->str[T_CALLER] ? e->str[T_CALLER] : "");
 }
 
 /* A lock's figures: deltas, totals, and maxima of intervals and of all. */

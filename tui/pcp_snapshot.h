@@ -82,6 +82,8 @@ enum str_slot {
 	T_WAITERS,
 	T_STACK,
 	T_CYCLES,
+	T_KERNEL_TYPE,
+	T_CALLER,
 	T_PARTY_COMM, /* the top holders' and waiters' comms: PARTY_COMM() */
 	T_NSTRS = T_PARTY_COMM + 2 * LT_TOP_PARTIES,
 };

@@ -65,6 +65,8 @@ static const struct metric metrics[] = {
 	{ LTPM_L_HOLDERS, G_LOCK, T_HOLDERS, true, false },
 	{ LTPM_L_WAITED_BY, G_LOCK, T_WAITERS, true, false },
 	{ LTPM_L_STACK, G_LOCK, T_STACK, true, false },
+	{ LTPM_L_KERNEL_TYPE, G_LOCK, T_KERNEL_TYPE, true, false },
+	{ LTPM_L_CALLER, G_LOCK, T_CALLER, true, false },
 	{ LTPM_PA_NHOLDERS, G_LOCK, S_NHOLDERS, false, false },
 	{ LTPM_PA_NWAITERS, G_LOCK, S_NWAITERS, false, false },
 	{ LTPM_PA_H1_PID, G_LOCK, PARTY_SLOT(0, 0, P_PID), false, false },

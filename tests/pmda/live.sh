@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # pmdalocktop under the real pmcd, while lockbench fights over mutexes:
 # values, rates, the top-N bound, help text, root-only controls,
-# retiring what ended processes leave, pmproxy's REST API and the
-# dashboards' metric names, SIGKILL and restart, and Remove leaving no
-# probe behind.
-# Usage: live.sh PMDALOCKTOP PMDA_SRC_DIR LOCKBENCH LOCKTOP MANYLOCKS
+# retiring what ended processes leave, a kernel lock's type and caller
+# through locktop --host, pmproxy's REST API and the dashboards' metric
+# names, SIGKILL and restart, and Remove leaving no probe behind.
+# Usage: live.sh PMDALOCKTOP PMDA_SRC_DIR LOCKBENCH LOCKTOP MANYLOCKS KCONTEND
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 pmda_setup "$1" "$2"
 lockbench=$(realpath "$3")
+locktop=$(realpath "$4")
 manylocks=$(realpath "$5")
+kcontend=$(realpath "$6")
 pmcd_log=$PCP_LOG_DIR/pmcd/pmcd.log
 log_start=$(wc -l <"$pmcd_log" 2>/dev/null || echo 0)
 segv_start=$(segfaults)
@@ -90,6 +92,41 @@ awk '/^[a-z]/ { m = $1; next }
 	}
 	END { exit bad || !n }' "$tmpdir/all" ||
 	fail "instances alike up to the first space (or none)"
+
+step "kernel locks"
+# kcontend's appends contend on the file's i_rwsem: locktop reading the
+# agent (--host) shows the kernel row with the agent's type and caller.
+"$kcontend" --mode append -n 4 -t 10 --path "$tmpdir/app.dat" >/dev/null &
+kc=$!
+bg_pids="$bg_pids $kc"
+inst=
+for i in $(seq 30); do
+	inst=$(pminfo -f locktop.lock.kernel_type 2>/dev/null |
+		sed -n 's/.*inst \[\([0-9]*\) or "i_rwsem of [^"]*app\.dat[^"]*"\].*/\1/p')
+	[ -n "$inst" ] && break
+	sleep 0.25
+done
+[ -n "$inst" ] || fail "the agent shows no i_rwsem of app.dat: $(pminfo -f \
+	locktop.lock.kernel_type | grep -v 'value ""' | head -c 1500)"
+agent_value() {
+	pminfo -f "$1" | sed -n "s/.*inst \[$inst or .*\] value \"\(.*\)\"\$/\1/p"
+}
+type=$(agent_value locktop.lock.kernel_type) caller=$(agent_value locktop.lock.caller)
+"$locktop" --host local: --batch --json -d 1 -n 2 >"$tmpdir/host.json" \
+	2>"$tmpdir/host.err" || fail "locktop --host failed: $(cat "$tmpdir/host.err")"
+row=$(jq -c -s '[.[] | .locks[]? | select(.kind == "kernel" and
+	(.name | test("^i_rwsem of .*app\\.dat")))] | last // empty |
+	{name, kernel_type, caller}' "$tmpdir/host.json")
+echo "agent: $type, $caller; locktop --host: $row"
+[ -n "$row" ] || fail "locktop --host shows no i_rwsem of app.dat: $(jq -c \
+	'[.locks[]? | select(.kind == "kernel") | .name]' "$tmpdir/host.json")"
+[[ $type == rwsem-read || $type == rwsem-write ]] ||
+	fail "the agent names an rwsem a '$type'"
+[ -n "$caller" ] || fail "the agent gives no caller"
+jq -e --arg t "$type" --arg c "$caller" '.kernel_type == $t and .caller == $c' \
+	<<<"$row" >/dev/null || fail "locktop --host: $row, the agent: $type, $caller"
+kill "$kc" 2>/dev/null || true
+wait "$kc" 2>/dev/null || true
 
 step "controls"
 # Controls are root's: nobody is refused, root is obeyed.

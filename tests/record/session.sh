@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # How a recording ends: --duration, SIGINT, SIGTERM with a command, the
 # command's exit status; the file appears only when whole. Then the seed
-# experiment end to end through workloads/compare-locks.
+# experiment end to end through workloads/compare-locks. A kernel lock's
+# type and caller, from record to diff.
 . "$(dirname "$0")/../lib.sh"
 locktop=$(realpath "$1") lockbench=$(realpath "$2") compare=$(realpath "$3")
+kcontend=$(realpath "$4")
 require_bpf
 cd "$tmpdir"
 
@@ -111,3 +113,42 @@ LOCKTOP=$locktop LOCKBENCH=$lockbench "$compare" -o cmp2 --interval 0.2 \
 [ "$rc" -eq 1 ] ||
 	fail "compare-locks mutex fcntl --fail-if exited $rc, want 1: $(cat cmp2/diff.txt err.txt)"
 echo "ok: compare-locks"
+
+# A kernel lock: kcontend's appends contend on the file's i_rwsem. The
+# record and the diff carry its type and caller as locktop --json gives
+# them. One locktop traces the other's recording, so both have seen the
+# lock's first wait, which its caller comes from.
+"$locktop" --batch --json --delay 1 --output k.json -- \
+	"$locktop" record -o k.rec --interval 0.5 -- \
+	"$kcontend" --mode append -n 4 -t 2 --path "$tmpdir/app.dat" \
+	>/dev/null 2>err.txt || fail "record of kcontend failed: $(cat err.txt)"
+key='kernel:i_rwsem of app.dat'
+sel='[.[] | select(.kind == "kernel" and .key == $k)] | max_by(.waits) //
+	empty | {kernel_type, caller}'
+live=$(tail -n 1 k.json | jq -c --arg k "$key" ".locks | $sel")
+rec=$(jq -c --arg k "$key" ".final.locks | $sel" k.rec)
+[ -n "$live" ] || fail "locktop --json has no $key: $(tail -n 1 k.json |
+	jq -c '[.locks[] | select(.kind == "kernel") | .key]')"
+echo "live: $live record: $rec"
+jq -e '.kernel_type | test("^rwsem-(read|write)$")' <<<"$live" >/dev/null ||
+	fail "locktop --json: $key is not an rwsem: $live"
+jq -e '.caller != ""' <<<"$live" >/dev/null || fail "no caller: $live"
+[ "$rec" = "$live" ] || fail "k.rec has $rec for $key, locktop --json $live"
+"$locktop" diff --json k.rec k.rec >kd.json || fail "diff of k.rec failed"
+diffed=$(jq -c --arg k "$key" '.locks | '"$sel" kd.json)
+[ "$diffed" = "$live" ] || fail "diff --json has $diffed for $key"
+want="$key [$(jq -r .kernel_type <<<"$live"), caller $(jq -r .caller <<<"$live")]"
+"$locktop" diff --limit 0 k.rec k.rec | grep -qxF "$want" ||
+	fail "diff does not show '$want': $("$locktop" diff k.rec k.rec | grep kernel)"
+# A record written before kernel locks kept them still loads; the diff
+# takes them from the side that has them.
+jq -c 'walk(if type == "object" then del(.kernel_type, .caller) else . end)' \
+	k.rec >old.rec
+"$locktop" diff --json old.rec k.rec >kd.json || fail "diff of old.rec failed"
+diffed=$(jq -c --arg k "$key" '.locks | '"$sel" kd.json)
+[ "$diffed" = "$live" ] || fail "diff old.rec k.rec has $diffed for $key"
+"$locktop" diff --json old.rec old.rec >kd.json || fail "old.rec alone failed"
+jq -e --arg k "$key" '[.locks[] | select(.key == $k)] | length == 1 and
+	.[0].kernel_type == "" and .[0].caller == ""' kd.json >/dev/null ||
+	fail "old.rec: $(jq -c --arg k "$key" '.locks[] | select(.key == $k)' kd.json)"
+echo "ok: kernel lock"

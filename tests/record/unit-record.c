@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests of the record format's pure helpers: the normalised lock keys. */
+/* Unit tests of the record format's pure helpers: the normalised lock keys,
+ * and what the loader keeps of a kernel lock. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -132,6 +133,48 @@ static void test_long_key(void **state)
 	assert_memory_equal(out, key, 2 * LT_NAME_LEN - 1);
 }
 
+/*
+ * A kernel lock's type and caller are read back; a record written
+ * before they were kept loads with both empty; two entries of one key
+ * keep the type and caller the first lacks.
+ */
+static void test_kernel_lock(void **state)
+{
+	static const char rec[] =
+		"{\"format\":\"locktop-record\",\"version\":1,"
+		"\"intervals\":[],\"final\":{\"locks\":["
+		"{\"key\":\"kernel:i_rwsem of a.dat\",\"kind\":\"kernel\","
+		"\"kernel_type\":\"rwsem-write\",\"caller\":\"ext4_write\","
+		"\"waits\":3},"
+		"{\"key\":\"kernel:mmap_lock of kc\",\"kind\":\"kernel\","
+		"\"waits\":1},"
+		"{\"key\":\"kernel:mmap_lock of kc\",\"kind\":\"kernel\","
+		"\"kernel_type\":\"rwsem-read\",\"caller\":\"do_fault\","
+		"\"waits\":2},"
+		"{\"key\":\"fcntl:t.tdb:0\",\"kind\":\"fcntl\",\"waits\":5}]}}";
+	const struct rec_lock *l;
+	struct record *r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		record_parse(rec, sizeof(rec) - 1, &r, err, sizeof(err)), 0);
+	l = rec_set_find(&r->final, "kernel:i_rwsem of a.dat");
+	assert_non_null(l);
+	assert_string_equal(l->kernel_type, "rwsem-write");
+	assert_string_equal(l->caller, "ext4_write");
+	l = rec_set_find(&r->final, "kernel:mmap_lock of kc");
+	assert_non_null(l);
+	assert_int_equal(l->fig.waits, 3);
+	assert_string_equal(l->kernel_type, "rwsem-read");
+	assert_string_equal(l->caller, "do_fault");
+	l = rec_set_find(&r->final, "fcntl:t.tdb:0");
+	assert_non_null(l);
+	assert_string_equal(l->kernel_type, "");
+	assert_string_equal(l->caller, "");
+	record_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_lockbench),
 		cmocka_unit_test(test_short_buffer),
 		cmocka_unit_test(test_long_key),
+		cmocka_unit_test(test_kernel_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
