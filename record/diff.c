@@ -181,10 +181,9 @@ static void fmt_change(double b, double a, char *buf, size_t len)
  */
 static bool metric_shown(const struct row *r, enum rec_metric m)
 {
-	if (r->kind == LT_KIND_SPIN)
-		return m == REC_WAIT_TIME || m == REC_SAMPLES ||
-		       r->side[m][0].value > 0 || r->side[m][1].value > 0;
-	if (m <= REC_P99)
+	bool spin = r->kind == LT_KIND_SPIN;
+
+	if (spin ? m == REC_WAIT_TIME || m == REC_SAMPLES : m <= REC_P99)
 		return true;
 	return r->side[m][0].value > 0 || r->side[m][1].value > 0;
 }
@@ -768,15 +767,14 @@ int diff_main(int argc, char **argv)
 		}
 	}
 	gates = gates_json(&c, &crossed);
-	if (denv.json) {
-		print_json(out, &c, n_locks, gates, crossed);
-	} else {
-		if (denv.markdown)
-			print_markdown(out, &c, n_locks);
-		else
-			print_text(out, &c, n_locks);
+	if (denv.json)
+		print_json(out, &c, n_locks, gates, crossed); /* takes gates */
+	else if (denv.markdown)
+		print_markdown(out, &c, n_locks);
+	else
+		print_text(out, &c, n_locks);
+	if (!denv.json)
 		json_object_put(gates);
-	}
 	if (fflush(out) || ferror(out)) {
 		fprintf(stderr, "locktop diff: writing the output: %s\n",
 			strerror(errno));
