@@ -4,24 +4,34 @@
  * event locktop's probes use) until SIGINT or SIGTERM, then detaches.
  * bench/overhead.sh runs it beside locktop as the floor of the overhead,
  * and with --clock as the floor of any tracer that takes a timestamp.
+ * With --sample-hz it only samples every CPU, with an empty program on
+ * the event locktop's spin kind samples with: what sampling costs before
+ * any work (bench/spin-cost.sh).
  *
- *   attach-floor [--clock]
+ *   attach-floor [--clock] [--sample-hz N]
  */
 #include <argp.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "floor.skel.h"
+#include "sample_event.h"
 
 static bool with_clock;
+static unsigned int sample_hz;
 
 static const struct argp_option options[] = {
 	{ "clock", 'c', NULL, 0,
 	  "Each program reads the kernel clock once, as any tracer that "
 	  "times a wait must",
+	  0 },
+	{ "sample-hz", 's', "N", 0,
+	  "Only sample every CPU N times a second (1 to 100000), as "
+	  "locktop's spin kind does, with an empty program",
 	  0 },
 	{},
 };
@@ -33,6 +43,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'c':
 		with_clock = true;
 		return 0;
+	case 's': {
+		char *end;
+		unsigned long hz = strtoul(arg, &end, 10);
+
+		if (*end || hz < 1 || hz > 100000)
+			argp_error(state,
+				   "--sample-hz takes 1 to 100000, not '%s'",
+				   arg);
+		sample_hz = (unsigned int)hz;
+		return 0;
+	}
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		return EINVAL;
@@ -48,6 +69,53 @@ static const struct argp argp = {
 	       "use, until SIGINT or SIGTERM: the floor of what tracing "
 	       "these events costs. Prints \"attached\" once they are in.",
 };
+
+/* The sampling events, one per CPU, and their links. */
+static struct bpf_link **links;
+static int *fds, n_samplers;
+
+/* The empty sampler on every online CPU; 0 or -errno. */
+static int attach_samplers(struct floor_bpf *skel)
+{
+	int cpu, ncpus = libbpf_num_possible_cpus(), fd, err;
+	bool clock = false;
+
+	if (ncpus < 0)
+		return ncpus;
+	links = calloc((size_t)ncpus, sizeof(*links));
+	fds = calloc((size_t)ncpus, sizeof(*fds));
+	if (!links || !fds)
+		return -ENOMEM;
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		fd = lt_sample_event(sample_hz, cpu, &clock);
+		if (fd < 0 && (errno == ENODEV || errno == ENXIO))
+			continue; /* a possible CPU not online */
+		if (fd < 0)
+			return -errno;
+		links[n_samplers] = bpf_program__attach_perf_event(
+			skel->progs.floor_sample, fd);
+		if (!links[n_samplers]) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		fds[n_samplers++] = fd;
+	}
+	return 0;
+}
+
+static void detach_samplers(void)
+{
+	int i;
+
+	for (i = 0; i < n_samplers; i++) {
+		bpf_link__destroy(links[i]);
+		close(fds[i]);
+	}
+	free(links);
+	free(fds);
+	n_samplers = 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -74,17 +142,20 @@ int main(int argc, char **argv)
 	err = floor_bpf__load(skel);
 	if (!err) {
 		what = "attach";
-		err = floor_bpf__attach(skel);
+		err = sample_hz ? attach_samplers(skel) :
+				  floor_bpf__attach(skel);
 	}
 	if (err) {
 		fprintf(stderr, "attach-floor: cannot %s: %s\n", what,
 			strerror(-err));
+		detach_samplers();
 		floor_bpf__destroy(skel);
 		return 1;
 	}
 	printf("attached\n");
 	fflush(stdout);
 	sigwait(&set, &sig);
+	detach_samplers();
 	floor_bpf__destroy(skel);
 	return 0;
 }

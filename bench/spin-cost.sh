@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # What on-CPU sampling for spinning costs a traced workload: lockbench
 # --lock mutex and --lock fcntl, each run under locktop with sampling on
-# (--spin-hz 997) and off (--spin-hz 0), in alternating rounds (on/off,
-# then off/on). Prints each round, then the median elapsed time
-# (lockbench's own) of each, on/off, and what the sampler itself did in
+# (--spin-hz 997) and off (--spin-hz 0), and off beside the floor of
+# sampling (attach-floor --sample-hz 997: the same events with an empty
+# program, what sampling costs before any work), in rounds whose order
+# turns. Prints each round, then the median elapsed time (lockbench's
+# own) of each, on/off, floor/off, and what the sampler itself did in
 # the on runs (its runs and ns per run from the kernel's BPF statistics,
 # median over the rounds).
 #   spin-cost.sh [BUILD_DIR] [ROUNDS] [LOOPS]
@@ -14,9 +16,26 @@ rounds=${2:-9}
 loops=${3:-30000}
 locktop=$build/tui/locktop
 lockbench=$build/workloads/lockbench
+floor=$build/bench/attach-floor
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# BACKEND: lockbench's elapsed seconds under locktop --spin-hz 0, with
+# the empty sampler of attach-floor at 997 Hz.
+run_floor() {
+	local f
+	"$floor" --sample-hz 997 >"$tmp/floor.out" &
+	f=$!
+	for _ in $(seq 100); do
+		grep -q attached "$tmp/floor.out" && break
+		sleep 0.1
+	done
+	grep -q attached "$tmp/floor.out" || { echo "spin-cost: no floor" >&2; exit 1; }
+	run "$1" 0
+	kill -INT "$f"
+	wait "$f"
+}
 
 run() { # BACKEND HZ: lockbench's elapsed seconds under locktop
 	"$locktop" --batch --json --delay 1 --spin-hz "$2" \
@@ -28,33 +47,47 @@ run() { # BACKEND HZ: lockbench's elapsed seconds under locktop
 		select(.name == "spin") | "\(.runs) \(.ns_per_run)"' >>"$tmp/probe"
 }
 
-printf '%-8s %6s %10s %10s\n' backend round "on (s)" "off (s)"
+# One run of each, the order turning with the round.
+one() { # BACKEND WHICH
+	case $2 in
+	on) run "$1" 997 >>"$tmp/on" ;;
+	off) run "$1" 0 >>"$tmp/off" ;;
+	floor) run_floor "$1" >>"$tmp/floor" ;;
+	esac
+}
+
+printf '%-8s %6s %10s %10s %10s\n' backend round "on (s)" "off (s)" \
+	"floor (s)"
 for backend in mutex fcntl; do
 	: >"$tmp/on"
 	: >"$tmp/off"
+	: >"$tmp/floor"
 	for r in $(seq "$rounds"); do
-		if [ $((r % 2)) = 1 ]; then
-			run "$backend" 997 >>"$tmp/on"
-			run "$backend" 0 >>"$tmp/off"
-		else
-			run "$backend" 0 >>"$tmp/off"
-			run "$backend" 997 >>"$tmp/on"
-		fi
-		printf '%-8s %6d %10.3f %10.3f\n' "$backend" "$r" \
-			"$(tail -n 1 "$tmp/on")" "$(tail -n 1 "$tmp/off")"
+		case $((r % 3)) in
+		1) order="on off floor" ;;
+		2) order="off floor on" ;;
+		0) order="floor on off" ;;
+		esac
+		for w in $order; do one "$backend" "$w"; done
+		printf '%-8s %6d %10.3f %10.3f %10.3f\n' "$backend" "$r" \
+			"$(tail -n 1 "$tmp/on")" "$(tail -n 1 "$tmp/off")" \
+			"$(tail -n 1 "$tmp/floor")"
 	done
 	median <"$tmp/on" >"$tmp/on.$backend"
 	median <"$tmp/off" >"$tmp/off.$backend"
+	median <"$tmp/floor" >"$tmp/floor.$backend"
 	awk '{ print $1 }' "$tmp/probe" | median >"$tmp/runs.$backend"
 	awk '{ print $2 }' "$tmp/probe" | median >"$tmp/ns.$backend"
 	: >"$tmp/probe"
 done
 echo
-printf '%-8s %10s %10s %8s %12s %10s\n' backend "on (s)" "off (s)" on/off \
-	"sampler runs" "ns/run"
+printf '%-8s %10s %10s %10s %8s %11s %12s %10s\n' backend "on (s)" "off (s)" \
+	"floor (s)" on/off floor/off "sampler runs" "ns/run"
 for backend in mutex fcntl; do
 	awk -v b="$backend" -v a="$(cat "$tmp/on.$backend")" \
-		-v o="$(cat "$tmp/off.$backend")" -v r="$(cat "$tmp/runs.$backend")" \
+		-v o="$(cat "$tmp/off.$backend")" -v f="$(cat "$tmp/floor.$backend")" \
+		-v r="$(cat "$tmp/runs.$backend")" \
 		-v n="$(cat "$tmp/ns.$backend")" 'BEGIN {
-		printf "%-8s %10.3f %10.3f %8.4f %12d %10.0f\n", b, a, o, a / o, r, n }'
+		printf "%-8s %10.3f %10.3f %10.3f %8.4f %11.4f %12d %10.0f\n",
+			b, a, o, f, a / o, f / o, r, n }'
 done

@@ -9,52 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "room.h"
 #include "spin.skel.h"
+#include "sample_event.h"
 
 #define CODE_BEFORE 512 /* bytes read before a site */
 #define CODE_AFTER 256 /* and from it on */
-
-static int perf_open(struct perf_event_attr *attr, int cpu)
-{
-	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
-			    PERF_FLAG_FD_CLOEXEC);
-}
-
-/*
- * A sampling event on cpu: the CPU's cycles where the machine counts
- * them, else its clock (virtual machines often have no counters). Only
- * user-mode samples count, but every one tells the time that the next
- * stands for.
- */
-static int sample_event(unsigned int hz, int cpu, bool *clock)
-{
-	struct perf_event_attr a = {
-		.size = sizeof(a),
-		.freq = 1,
-		.sample_freq = hz,
-	};
-	int fd = -1;
-
-	if (!*clock) {
-		a.type = PERF_TYPE_HARDWARE;
-		a.config = PERF_COUNT_HW_CPU_CYCLES;
-		fd = perf_open(&a, cpu);
-		if (fd >= 0)
-			return fd;
-		*clock = true;
-	}
-	/* A fixed period of the CPU clock: each sample stands for it. */
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.freq = 0;
-	a.sample_period = 1000000000ULL / hz;
-	return perf_open(&a, cpu);
-}
 
 int spin_attach(struct lt_collector *c, char *err, size_t err_len)
 {
@@ -77,7 +39,7 @@ int spin_attach(struct lt_collector *c, char *err, size_t err_len)
 	if (!c->spin_fds || !c->spin_links)
 		return -ENOMEM;
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		fd = sample_event(c->spin_hz, cpu, &clock);
+		fd = lt_sample_event(c->spin_hz, cpu, &clock);
 		if (fd < 0) {
 			if (errno == ENODEV || errno == ENXIO)
 				continue; /* a possible CPU not online */

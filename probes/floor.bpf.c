@@ -4,8 +4,8 @@
  * probes attach to, attached the same way (syscall tracepoints, BTF
  * tracepoints). What tracing these points costs before any work: the
  * slow path every system call takes once a syscall tracepoint is on,
- * and the dispatch of each program. The spin kind's sampling is not
- * here: bench/spin-cost.sh weighs it. With with_clock set, each program
+ * and the dispatch of each program. The spin kind's sampling is its own
+ * floor (attach-floor --sample-hz, bench/spin-cost.sh). With with_clock set, each program
  * reads the kernel clock once: the least a tracer that times anything
  * pays on every event.
  */
@@ -48,5 +48,8 @@ EMPTY("tp_btf/flock_lock_inode", floor_flock_lock)
 EMPTY("tp_btf/fcntl_setlk", floor_setlk)
 EMPTY("tp_btf/sched_process_fork", floor_fork)
 EMPTY("tp_btf/sched_process_exit", floor_exit)
+/* Not attached by the skeleton: attach-floor --sample-hz puts it on a
+ * sampling event per CPU. */
+EMPTY("perf_event", floor_sample)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
