@@ -80,10 +80,21 @@ static pmInDom indom_of(int serial)
 	return indomtab[serial].it_indom;
 }
 
+/* The instances each refresh made active, per domain: the others are
+ * hidden after it (see ltpm_hide_stale()). */
+static int *live[N_INDOMS];
+static size_t n_live[N_INDOMS], cap_live[N_INDOMS];
+
 static int activate(int serial, const char *base, const void *key, int keylen,
 		    const char *const *tags, size_t n_tags)
 {
-	return ltpm_activate(indom_of(serial), base, key, keylen, tags, n_tags);
+	int inst = ltpm_activate(indom_of(serial), base, key, keylen, tags,
+				 n_tags);
+
+	if (inst >= 0 && !lt_grow((void **)&live[serial], &cap_live[serial],
+				  n_live[serial] + 1, sizeof(int)))
+		live[serial][n_live[serial]++] = inst;
+	return inst;
 }
 
 /* The entry of inst among the first n of r, or NULL. */
@@ -107,7 +118,6 @@ static void refresh_locks(void)
 	size_t i, n_merged = 0;
 	int inst;
 
-	pmdaCacheOp(indom_of(LOCK_INDOM), PMDA_CACHE_INACTIVE);
 	a.locks.n = 0;
 	/* Room for every sum up front: the refs point into it. */
 	lt_grow((void **)&a.merged, &a.cap_merged, m->n_locks,
@@ -163,7 +173,6 @@ static void refresh_procs(void)
 	size_t i;
 	int inst;
 
-	pmdaCacheOp(indom_of(PROC_INDOM), PMDA_CACHE_INACTIVE);
 	a.procs.n = 0;
 	for (i = 0; i < m->n_procs; i++) {
 		const struct lt_proc *p = m->procs[i];
@@ -205,7 +214,6 @@ static void refresh_files(void)
 	size_t i;
 	int inst;
 
-	pmdaCacheOp(indom_of(FILE_INDOM), PMDA_CACHE_INACTIVE);
 	a.files.n = 0;
 	for (i = 0; i < m->n_files; i++) {
 		const struct lt_file *f = m->files[i];
@@ -227,7 +235,6 @@ static void refresh_probes(void)
 	size_t i;
 	int inst;
 
-	pmdaCacheOp(indom_of(PROBE_INDOM), PMDA_CACHE_INACTIVE);
 	a.probes.n = 0;
 	for (i = 0; s && i < s->n_probes; i++) {
 		const struct lt_probe_cost *p = &s->probes[i];
@@ -245,10 +252,19 @@ static void refresh_probes(void)
 
 void refresh_all(void)
 {
+	static const int cached[] = { LOCK_INDOM, PROC_INDOM, FILE_INDOM,
+				      PROBE_INDOM };
+	size_t i;
+
+	for (i = 0; i < sizeof(cached) / sizeof(cached[0]); i++)
+		n_live[cached[i]] = 0;
 	refresh_locks();
 	refresh_procs();
 	refresh_files();
 	refresh_probes();
+	for (i = 0; i < sizeof(cached) / sizeof(cached[0]); i++)
+		ltpm_hide_stale(indom_of(cached[i]), live[cached[i]],
+				n_live[cached[i]]);
 }
 
 void purge_old(void)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Instance names that PCP tells apart, in a pmdaCache domain. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
 #include <pcp/pmapi.h>
@@ -49,4 +50,39 @@ int ltpm_activate(pmInDom indom, const char *base, const void *key, int keylen,
 			return sts;
 	}
 	return PM_ERR_INST;
+}
+
+static int int_cmp(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+
+	return (a > b) - (a < b);
+}
+
+void ltpm_hide_stale(pmInDom indom, int *live, size_t n)
+{
+	char **stale = NULL, *name;
+	size_t n_stale = 0, cap = 0, i;
+	int inst;
+
+	if (n)
+		qsort(live, n, sizeof(*live), int_cmp);
+	pmdaCacheOp(indom, PMDA_CACHE_WALK_REWIND);
+	while ((inst = pmdaCacheOp(indom, PMDA_CACHE_WALK_NEXT)) >= 0) {
+		if (n && bsearch(&inst, live, n, sizeof(*live), int_cmp))
+			continue;
+		if (pmdaCacheLookup(indom, inst, &name, NULL) !=
+			    PMDA_CACHE_ACTIVE ||
+		    lt_grow((void **)&stale, &cap, n_stale + 1, sizeof(*stale)))
+			continue;
+		stale[n_stale] = strdup(name);
+		if (stale[n_stale])
+			n_stale++;
+	}
+	/* Hidden after the walk, which the changes would disturb. */
+	for (i = 0; i < n_stale; i++) {
+		pmdaCacheStore(indom, PMDA_CACHE_HIDE, stale[i], NULL);
+		free(stale[i]);
+	}
+	free(stale);
 }

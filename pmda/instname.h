@@ -19,4 +19,14 @@
 int ltpm_activate(pmInDom indom, const char *base, const void *key, int keylen,
 		  const char *const *tags, size_t n_tags);
 
+/*
+ * Hides (marks inactive) every active instance of indom that is not
+ * among the n of live, those a refresh made active: what left since the
+ * last refresh. A refresh does not mark every instance inactive first,
+ * since making one active again through its key leaks a copy of the
+ * key inside PCP's cache (libpcp_pmda 6.x); an instance that comes back
+ * after it left still does, once.
+ */
+void ltpm_hide_stale(pmInDom indom, int *live, size_t n);
+
 #endif /* LOCKTOP_PMDA_INSTNAME_H */

@@ -83,9 +83,9 @@ static size_t assert_heads_unique(pmInDom indom)
 static void test_first_words(void **state)
 {
 	pmInDom indom = pmInDom_build(511, 1);
-	int insts[N_ROWS], inst;
+	int insts[N_ROWS], live[N_ROWS], inst;
 	char *name;
-	size_t i;
+	size_t i, n;
 
 	(void)state;
 	for (i = 0; i < N_ROWS; i++) {
@@ -104,16 +104,27 @@ static void test_first_words(void **state)
 			 PMDA_CACHE_ACTIVE);
 	assert_string_equal(name, "transactionid[id:3] on 5/16393 ShareLock");
 
-	/* A later reading, in another order, with some gone: the same
-	 * instances, and still no two alike. */
-	pmdaCacheOp(indom, PMDA_CACHE_INACTIVE);
+	/* A later reading, in another order, with some gone, as the agent
+	 * refreshes: the same instances, the gone ones hidden, still no two
+	 * alike; then one that was gone comes back as itself. */
+	n = 0;
 	for (i = N_ROWS; i-- > 0;) {
 		if (i % 3 == 1)
 			continue;
 		inst = activate_row(indom, i);
 		assert_int_equal(inst, insts[i]);
+		live[n++] = inst;
 	}
-	assert_heads_unique(indom);
+	ltpm_hide_stale(indom, live, n);
+	assert_int_equal(assert_heads_unique(indom), n);
+	for (i = 0; i < N_ROWS; i++)
+		assert_int_equal(pmdaCacheLookup(indom, insts[i], &name, NULL),
+				 i % 3 == 1 ? PMDA_CACHE_INACTIVE :
+					      PMDA_CACHE_ACTIVE);
+	assert_int_equal(activate_row(indom, 1), insts[1]);
+	assert_int_equal(pmdaCacheLookup(indom, insts[1], &name, NULL),
+			 PMDA_CACHE_ACTIVE);
+	assert_string_equal(name, "transactionid[pid:7] ExclusiveLock");
 }
 
 int main(void)
