@@ -195,7 +195,7 @@ int spin_threads_read(struct lt_collector *c)
 	uint64_t now = lt_mono_ns(), window;
 	struct lt_spin_thread t;
 	__u32 tid, next;
-	size_t i;
+	size_t i, kept = 0;
 	int fd, err = 0;
 	bool more;
 
@@ -216,8 +216,18 @@ int spin_threads_read(struct lt_collector *c)
 			bpf_map_delete_elem(fd, &tid);
 			continue;
 		}
+		kept++;
 		if (t.ts > now || now - t.ts <= window)
 			err = count_spinning(c, &t);
+	}
+	/* No thread left: samples that do not spin stop looking, unless
+	 * one that spun came in meanwhile (it sets the flag itself, which
+	 * this store may undo; the look again sets it back). */
+	if (!kept && !err) {
+		__atomic_store_n(&c->spin->bss->spin_seen, 0, __ATOMIC_SEQ_CST);
+		if (!bpf_map_get_next_key(fd, NULL, &next))
+			__atomic_store_n(&c->spin->bss->spin_seen, 1,
+					 __ATOMIC_SEQ_CST);
 	}
 	return err;
 }

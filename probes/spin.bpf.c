@@ -101,11 +101,21 @@ struct {
 	__type(value, struct lt_spin_thread);
 } spin_threads SEC(".maps");
 
+/*
+ * Whether spin_threads may hold a thread: set by a sample that spun,
+ * cleared by the collector when it finds the map empty. Where nothing
+ * spins, a sample that does not spin ends without looking there.
+ */
+__u32 spin_seen = 0;
+
 /* A sample of thread tid that did not spin: it spins no more. */
 static __always_inline void spun_no_more(__u32 tid)
 {
-	struct lt_spin_thread *t = bpf_map_lookup_elem(&spin_threads, &tid);
+	struct lt_spin_thread *t;
 
+	if (!spin_seen)
+		return;
+	t = bpf_map_lookup_elem(&spin_threads, &tid);
 	if (t)
 		t->ts = 0;
 }
@@ -327,6 +337,8 @@ int lt_spin_sample(struct bpf_perf_event_data *ctx)
 		   span + (n - 1) * targ_sample_ns, false);
 	th.ts = bpf_ktime_get_ns();
 	bpf_map_update_elem(&spin_threads, &tid, &th, BPF_ANY);
+	if (!spin_seen)
+		spin_seen = 1;
 #endif
 	return 0;
 }
