@@ -8,8 +8,7 @@ locktop=$1 lockbench=$2
 require_bpf
 command -v tmux >/dev/null || skip "tmux is not installed"
 
-sock=locktoptest-$$
-T() { tmux -L "$sock" "$@"; }
+. "$(dirname "$0")/tmux.sh"
 lb=
 cleanup() {
 	T kill-server 2>/dev/null || true
@@ -23,21 +22,6 @@ table=$tmpdir/t.tdb
 setsid "$lockbench" --lock spin -n "$procs" -l 1000000000 -H 4 --hold-us 20 \
 	--path "$table" --keep >/dev/null 2>&1 &
 lb=$!
-
-screen() { T capture-pane -p -t lt; }
-wait_for() {
-	local what=$1 pattern=$2 i
-	for i in $(seq 100); do
-		screen >"$tmpdir/screen" 2>/dev/null || true
-		grep -qE -- "$pattern" "$tmpdir/screen" && return 0
-		sleep 0.1
-	done
-	echo "--- screen:" >&2
-	cat "$tmpdir/screen" >&2
-	echo "--- locktop's stderr:" >&2
-	cat "$tmpdir/err" >&2 2>/dev/null
-	fail "$what: no /$pattern/ on the screen"
-}
 
 T new-session -d -s lt -x 140 -y 40 \
 	"env TERM=tmux-256color LC_ALL=C $locktop -d 0.5 --no-kernel-locks 2>$tmpdir/err; sleep 60"

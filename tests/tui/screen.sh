@@ -15,8 +15,7 @@ prog_ids() {
 }
 prog_ids >"$tmpdir/before"
 
-sock=locktoptest-$$
-T() { tmux -L "$sock" "$@"; }
+. "$(dirname "$0")/tmux.sh"
 lb=
 ct=
 cleanup() {
@@ -36,21 +35,6 @@ lb=$!
 nice -n 19 "$contend" -t 3 -n 100000000 -h 20 >/dev/null 2>&1 &
 ct=$!
 
-screen() { T capture-pane -p -t lt; }
-# Polls the screen until the extended regex matches, or fails.
-wait_for() {
-	local what=$1 pattern=$2 i
-	for i in $(seq 100); do
-		screen >"$tmpdir/screen" 2>/dev/null || true
-		grep -qE -- "$pattern" "$tmpdir/screen" && return 0
-		sleep 0.1
-	done
-	echo "--- screen:" >&2
-	cat "$tmpdir/screen" >&2
-	echo "--- locktop's stderr, status '$(cat "$tmpdir/rc" 2>/dev/null)':" >&2
-	cat "$tmpdir/err" >&2 2>/dev/null
-	fail "$what: no /$pattern/ on the screen"
-}
 wait_gone() {
 	local what=$1 pattern=$2 i
 	for i in $(seq 50); do

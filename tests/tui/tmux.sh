@@ -1,0 +1,24 @@
+# Sourced by the screen tests: a private tmux server (T), its pane "lt"
+# captured into $tmpdir/screen, and waits on what the screen shows. A
+# wait that fails prints the screen and locktop's stderr ($tmpdir/err)
+# and exit status ($tmpdir/rc), where the test keeps them.
+
+sock=locktoptest-$$
+T() { tmux -L "$sock" "$@"; }
+
+screen() { T capture-pane -p -t lt; }
+
+# Polls the screen until the extended regex matches, or fails.
+wait_for() {
+	local what=$1 pattern=$2 i
+	for i in $(seq 100); do
+		screen >"$tmpdir/screen" 2>/dev/null || true
+		grep -qE -- "$pattern" "$tmpdir/screen" && return 0
+		sleep 0.1
+	done
+	echo "--- screen:" >&2
+	cat "$tmpdir/screen" >&2
+	echo "--- locktop's stderr, status '$(cat "$tmpdir/rc" 2>/dev/null)':" >&2
+	cat "$tmpdir/err" >&2 2>/dev/null
+	fail "$what: no /$pattern/ on the screen"
+}
