@@ -92,11 +92,7 @@ start() {
 	bt-usdt)
 		bpftrace "$tmpdir/usdt.bt" >"$tmpdir/bt.out" 2>&1 &
 		tracer=$!
-		for _ in $(seq 300); do
-			grep -q Attaching "$tmpdir/bt.out" && break
-			sleep 0.1
-		done
-		grep -q Attaching "$tmpdir/bt.out" || fail "bpftrace did not attach"
+		wait_attaching "$tmpdir/bt.out" || fail "bpftrace did not attach"
 		sleep 1.2 # its probes are in
 		return
 		;;

@@ -18,3 +18,14 @@ wait_progs() {
 	done
 	return 1
 }
+
+# wait_attaching FILE: waits (30 s at most) until the bpftrace writing
+# its output to FILE says it is attaching its probes.
+wait_attaching() {
+	local _
+	for _ in $(seq 300); do
+		grep -q Attaching "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -70,10 +70,7 @@ usdt:$pg_postgres:postgresql:lwlock__wait__done { @lwlock = count(); }
 BT
 bpftrace "$tmpdir/count.bt" >"$tmpdir/bt.out" 2>&1 &
 bt=$!
-for _ in $(seq 100); do
-	grep -q Attaching "$tmpdir/bt.out" && break
-	sleep 0.1
-done
+wait_attaching "$tmpdir/bt.out" || fail "bpftrace did not attach"
 sleep 1
 pg_bench -c 16 -j 2 -T 5 >"$tmpdir/bench.log" 2>&1 ||
 	{ cat "$tmpdir/bench.log" >&2; fail "pgbench failed"; }
