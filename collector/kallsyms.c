@@ -68,14 +68,24 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int load_line(struct lt_ksyms *k, const char *line)
+/* A kallsyms or System.map line: address, type and name; false when
+ * not one. */
+static bool sym_line(const char *line, uint64_t *addr, char *type, char *name)
 {
-	unsigned long long addr;
-	char type, name[256];
+	unsigned long long a;
+
+	if (sscanf(line, "%llx %c %255s", &a, type, name) != 3)
+		return false;
+	*addr = a;
+	return true;
+}
+
+/* One more symbol; 0, or -1 out of memory. */
+static int add_sym(struct lt_ksyms *k, uint64_t addr, char type,
+		   const char *name)
+{
 	struct ksym *s;
 
-	if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
-		return 0; /* no addresses shown: not ours to read */
 	note_bound(k, name, addr);
 	if (lt_grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v)))
 		return -1;
@@ -86,6 +96,16 @@ static int load_line(struct lt_ksyms *k, const char *line)
 		return -1;
 	k->n++;
 	return 0;
+}
+
+static int load_line(struct lt_ksyms *k, const char *line)
+{
+	char type, name[256];
+	uint64_t addr;
+
+	if (!sym_line(line, &addr, &type, name) || !addr)
+		return 0; /* no addresses shown: not ours to read */
+	return add_sym(k, addr, type, name);
 }
 
 /* A symbol's address by name, or 0. */
@@ -107,17 +127,6 @@ static uint64_t addr_of(const struct lt_ksyms *k, const char *name)
 static const char *const map_anchors[] = { "_text", "_etext", "start_kernel" };
 #define N_ANCHORS (sizeof(map_anchors) / sizeof(map_anchors[0]))
 
-/* A System.map line: address, type and name; false when not one. */
-static bool map_line(const char *line, uint64_t *addr, char *type, char *name)
-{
-	unsigned long long a;
-
-	if (sscanf(line, "%llx %c %255s", &a, type, name) != 3)
-		return false;
-	*addr = a;
-	return true;
-}
-
 /* The map's addresses of the anchors; 0 for one it lacks. */
 static void map_anchor_addrs(FILE *f, uint64_t *at)
 {
@@ -126,7 +135,7 @@ static void map_anchor_addrs(FILE *f, uint64_t *at)
 	size_t i;
 
 	while (fgets(line, sizeof(line), f))
-		if (map_line(line, &addr, &type, name))
+		if (sym_line(line, &addr, &type, name))
 			for (i = 0; i < N_ANCHORS; i++)
 				if (!strcmp(name, map_anchors[i]))
 					at[i] = addr;
@@ -156,15 +165,11 @@ int lt_ksyms_add_map(struct lt_ksyms *k, const char *path)
 	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		/* Data only: the text is in kallsyms already. */
-		if (!map_line(line, &addr, &type, name) ||
+		if (!sym_line(line, &addr, &type, name) ||
 		    !strchr("dDbBrR", type))
 			continue;
-		note_bound(k, name, addr + off);
-		if (lt_grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v)) ||
-		    add_name(k, name, &k->v[k->n].name))
+		if (add_sym(k, addr + off, type, name))
 			goto out;
-		k->v[k->n].addr = addr + off;
-		k->v[k->n++].type = type;
 	}
 	qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
 	ret = 0;
