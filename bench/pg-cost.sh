@@ -10,6 +10,8 @@
 #
 # The tracers, in CONFIGS (space-separated; "locktop" alone unless set):
 #   locktop       locktop -b -d 1: every probe, the server's own included
+#   spin-always   ... with --spin-always: the spin sampler's events run
+#                 all the time, not only after the tick met spinning
 #   no-klock      ... with --no-kernel-locks
 #   no-spin       ... with --spin-hz 0
 #   no-both       ... with both
@@ -76,7 +78,7 @@ server_us() {
 round() {
 	local c0 c1
 	c0=$(server_us)
-	pg_bench -c 16 -j 2 -T "$secs" >"$tmpdir/bench.log" 2>&1 ||
+	pg_bench -v -c 16 -j 2 -T "$secs" >"$tmpdir/bench.log" 2>&1 ||
 		fail "pgbench failed: $(cat "$tmpdir/bench.log")"
 	sleep 0.5 # the backends are reaped
 	c1=$(server_us)
@@ -99,6 +101,7 @@ start() {
 	no-klock) opts=(--no-kernel-locks) ;;
 	no-spin) opts=(--spin-hz 0) ;;
 	no-both) opts=(--no-kernel-locks --spin-hz 0) ;;
+	spin-always) opts=(--spin-always) ;;
 	locktop) ;;
 	*) fail "no tracer $1" ;;
 	esac

@@ -214,6 +214,13 @@ struct lt_snapshot {
 	uint64_t party_entries; /* kernel holder/waiter map: entries in use */
 	uint64_t party_capacity; /* ... and its size */
 	bool folding; /* new byte ranges count in their file's other ranges */
+	/* The spin sampler: "off" (spinning untraced), "tick" (only the
+	 * scheduler tick samples: nothing spun lately) or "on" (its events
+	 * run at spin_hz); and how long they ran, in all and in the
+	 * interval. */
+	const char *spin_sampler;
+	double spin_sampler_total_s;
+	double spin_sampler_delta_s;
 	struct lt_kind_figures kind_total[LT_KIND_NR];
 	struct lt_kind_figures kind_delta[LT_KIND_NR];
 	uint64_t io_hist_delta[LT_HIST_BUCKETS]; /* all pread/pwrite */
@@ -256,6 +263,12 @@ struct lt_options {
 	 * on a lock (kind spin): 0 means LT_SPIN_HZ, LT_SPIN_HZ_OFF none.
 	 */
 	unsigned int spin_hz;
+	/*
+	 * Sample at spin_hz all the time. Otherwise the scheduler tick
+	 * looks for spinning, at no interrupt of its own, and the sampling
+	 * events run only while something spun in the last ten seconds.
+	 */
+	bool spin_always;
 };
 
 #define LT_SPIN_HZ_OFF (~0u)

@@ -139,6 +139,8 @@ int lt_ksyms_add_map(struct lt_ksyms *k, const char *path);
 /* /proc/kallsyms, and where it lists no data, /boot/System.map-RELEASE. */
 struct lt_ksyms *lt_ksyms_load_running(void);
 void lt_ksyms_free(struct lt_ksyms *k);
+/* A symbol's address by name, or 0. */
+uint64_t lt_ksyms_addr(const struct lt_ksyms *k, const char *name);
 /*
  * The symbol addr falls in (the last one at or below it, of the kernel
  * image or a module): its name, and its type letter and addr's offset

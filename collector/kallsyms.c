@@ -108,8 +108,7 @@ static int load_line(struct lt_ksyms *k, const char *line)
 	return add_sym(k, addr, type, name);
 }
 
-/* A symbol's address by name, or 0. */
-static uint64_t addr_of(const struct lt_ksyms *k, const char *name)
+uint64_t lt_ksyms_addr(const struct lt_ksyms *k, const char *name)
 {
 	size_t i;
 
@@ -153,12 +152,12 @@ int lt_ksyms_add_map(struct lt_ksyms *k, const char *path)
 	if (!f)
 		return -1;
 	map_anchor_addrs(f, map_at);
-	here = addr_of(k, map_anchors[0]);
+	here = lt_ksyms_addr(k, map_anchors[0]);
 	if (!here || !map_at[0])
 		goto out;
 	off = here - map_at[0];
 	for (i = 1; i < N_ANCHORS; i++) {
-		here = addr_of(k, map_anchors[i]);
+		here = lt_ksyms_addr(k, map_anchors[i]);
 		if (here && map_at[i] && here != map_at[i] + off)
 			goto out;
 	}

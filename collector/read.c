@@ -226,6 +226,7 @@ static int read_maps(struct lt_collector *c)
 		err = inflight_read(c);
 	if (!err)
 		err = spin_threads_read(c);
+	spin_sampler_read(c);
 	if (!err && c->stacks)
 		err = stacks_read(c);
 	if (!err)
@@ -361,6 +362,7 @@ void lt_collector_tend(struct lt_collector *c)
 	cost_window_retry(c);
 	sites_judge(c);
 	spin_judge(c);
+	spin_pace(c);
 	if (c->stacks)
 		stacks_resolve(c);
 }

@@ -159,6 +159,10 @@ struct lt_collector {
 	int *spin_fds; /* its perf events, one per online CPU */
 	struct bpf_link **spin_links;
 	size_t n_spin;
+	bool spin_always; /* the events run always, not only after spinning */
+	bool sampler_on; /* they run now, since sampler_since (mono ns) */
+	uint64_t sampler_since, sampler_ns; /* ns they ran before that */
+	uint64_t sampler_ns_read; /* ... as of the last read */
 	struct lt_spin_key *spin_keys; /* the sites judged, to forget */
 	size_t n_spin_keys, cap_spin_keys;
 	const struct lt_lock_rec *lock_out; /* their output, mapped */
@@ -326,6 +330,9 @@ void sites_judge(struct lt_collector *c);
 int spin_attach(struct lt_collector *c, char *err, size_t err_len);
 void spin_detach(struct lt_collector *c);
 void spin_judge(struct lt_collector *c);
+uint64_t spin_tick_fn(struct lt_collector *c);
+void spin_pace(struct lt_collector *c);
+void spin_sampler_read(struct lt_collector *c);
 int spin_threads_read(struct lt_collector *c);
 
 /* exits.c: processes and threads that ended. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Spinning on the CPU: the sampling probe's perf events, one per CPU,
- * and the verdicts on the code sites its samples meet (spinsite.c).
+ * run while something spins (spin_pace), and the verdicts on the code
+ * sites its samples and the tick's meet (spinsite.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "room.h"
@@ -18,22 +20,86 @@
 #define CODE_BEFORE 512 /* bytes read before a site */
 #define CODE_AFTER 256 /* and from it on */
 
-int spin_attach(struct lt_collector *c, char *err, size_t err_len)
+/*
+ * The scheduler tick's hrtimer function, which the probe's tick program
+ * samples at: 0 where the kernel's symbols do not name it.
+ */
+uint64_t spin_tick_fn(struct lt_collector *c)
+{
+	static const char *const names[] = { "tick_nohz_handler",
+					     "tick_sched_timer" };
+	uint64_t addr = 0;
+	size_t i;
+
+	if (!c->ksyms)
+		c->ksyms = lt_ksyms_load_running();
+	for (i = 0; c->ksyms && !addr && i < 2; i++)
+		addr = lt_ksyms_addr(c->ksyms, names[i]);
+	return addr;
+}
+
+/* The sampler's events run (on) or not, from now on. */
+static void run_sampler(struct lt_collector *c, bool on)
+{
+	uint64_t now = lt_mono_ns();
+	size_t i;
+
+	/* The tick stops sampling as the events start, and the other way
+	 * round: no moment has both, or neither for long. */
+	if (on)
+		__atomic_store_n(&c->spin->bss->sampler_on, 1,
+				 __ATOMIC_SEQ_CST);
+	for (i = 0; i < c->n_spin; i++)
+		ioctl(c->spin_fds[i],
+		      on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	if (!on)
+		__atomic_store_n(&c->spin->bss->sampler_on, 0,
+				 __ATOMIC_SEQ_CST);
+	if (c->sampler_on && !on)
+		c->sampler_ns += now - c->sampler_since;
+	c->sampler_on = on;
+	c->sampler_since = now;
+}
+
+/* Something spun this recently: the sampler runs. */
+#define SAMPLER_LINGER_NS 10000000000ULL
+
+void spin_pace(struct lt_collector *c)
+{
+	uint64_t at, now;
+	bool want;
+
+	if (!c->n_spin || c->spin_always)
+		return;
+	at = __atomic_load_n(&c->spin->bss->spun_at, __ATOMIC_RELAXED);
+	now = lt_mono_ns();
+	want = at && (at > now || now - at < SAMPLER_LINGER_NS);
+	if (want != c->sampler_on)
+		run_sampler(c, want);
+}
+
+/* The sampler's state for the snapshot, and how long it ran. */
+void spin_sampler_read(struct lt_collector *c)
+{
+	uint64_t ns = c->sampler_ns;
+
+	if (c->sampler_on)
+		ns += lt_mono_ns() - c->sampler_since;
+	c->snap.spin_sampler = !c->n_spin    ? "off" :
+			       c->sampler_on ? "on" :
+					       "tick";
+	c->snap.spin_sampler_total_s = ns / 1e9;
+	c->snap.spin_sampler_delta_s = (ns - c->sampler_ns_read) / 1e9;
+	c->sampler_ns_read = ns;
+}
+
+/* One sampling event per CPU, attached to the sampler program. */
+static int attach_events(struct lt_collector *c, char *err, size_t err_len)
 {
 	bool clock = false;
-	int cpu, fd, ret;
+	int cpu, fd;
 	long err_no;
 
-	/* Sampling off is the spin kind off: sched_yield is not counted. */
-	if (!c->spin_hz)
-		return 0;
-	ret = spin_bpf__attach(c->spin);
-	if (ret) {
-		snprintf(err, err_len,
-			 "cannot attach the sched_yield probe: %s",
-			 strerror(-ret));
-		return ret;
-	}
 	c->spin_fds = calloc((size_t)c->ncpus, sizeof(*c->spin_fds));
 	c->spin_links = calloc((size_t)c->ncpus, sizeof(*c->spin_links));
 	if (!c->spin_fds || !c->spin_links)
@@ -63,6 +129,32 @@ int spin_attach(struct lt_collector *c, char *err, size_t err_len)
 		}
 		c->n_spin++;
 	}
+	return 0;
+}
+
+int spin_attach(struct lt_collector *c, char *err, size_t err_len)
+{
+	int ret;
+
+	/* Sampling off is the spin kind off: sched_yield is not counted. */
+	if (!c->spin_hz)
+		return 0;
+	c->spin->bss->sampler_on = 1; /* the tick waits for the events */
+	ret = spin_bpf__attach(c->spin);
+	if (ret) {
+		snprintf(err, err_len,
+			 "cannot attach the sched_yield and tick probes: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	ret = attach_events(c, err, err_len);
+	if (ret)
+		return ret;
+	/* Attached events run; unless always, they wait for spinning. */
+	c->sampler_on = true;
+	c->sampler_since = lt_mono_ns();
+	if (!c->spin_always)
+		run_sampler(c, false);
 	return 0;
 }
 

@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Spinning on the CPU, by sampling: a perf event on every CPU runs
- * lt_spin_sample some LT_SPIN_HZ times a second. A sample of a traced
- * thread in user mode looks its IP up in spin_sites; a site the
- * collector has not judged yet is queued for it (new_spin_sites) and the
- * sample is lost, a site that is no spin loop ends there. In a spin
- * loop the lock's address is taken from the registers as the collector
- * decoded the loop, and the lock is named as a futex word is: a shared
- * file mapping by (dev, ino, offset), anything else by (process,
- * address). Each sample adds to the lock's wait time the time it stands
- * for: the CPU's time since its previous sample, which is the sampling
+ * Spinning on the CPU, by sampling. Two sources of samples:
+ *  - the scheduler's tick (lt_spin_tick, at the hrtimer of the tick), on
+ *    a CPU that is busy, at no interrupt of its own: it finds spinning;
+ *  - a perf event on every CPU (lt_spin_sample), some LT_SPIN_HZ times a
+ *    second, which the collector runs while something spun lately
+ *    (spun_at), or always when asked: it measures spinning. While it
+ *    runs (sampler_on), the tick takes no samples.
+ * A sample of a traced thread in user mode looks its IP up in
+ * spin_sites; a site the collector has not judged yet is queued for it
+ * (new_spin_sites) and the sample waits for the verdict (spin_pending),
+ * a site that is no spin loop ends there. In a spin loop the lock's
+ * address is taken from the registers as the collector decoded the
+ * loop, and the lock is named as a futex word is: a shared file mapping
+ * by (dev, ino, offset), anything else by (process, address). Each
+ * sample adds to the lock's wait time the time it stands for: the CPU's
+ * time since its previous sample (sample_span), which is the sampling
  * period unless ticks were lost (a virtual CPU the hypervisor held off,
- * as it does to spinning ones, or interrupts off), up to
- * LT_SPIN_MAX_TICKS periods. An estimate of the time spent spinning.
+ * as it does to spinning ones, or interrupts off). An estimate of the
+ * time spent spinning.
  *
  * A thread whose sample spun is kept in spin_threads with the lock, until
  * a later sample of it does not spin: the collector counts the threads
@@ -32,29 +38,54 @@
 /* The sampling period, set before load. */
 const volatile __u64 targ_sample_ns = 1000000000ULL / LT_SPIN_HZ;
 
-#define LT_SPIN_MAX_TICKS 64 /* one sample stands for at most this many */
+/* The scheduler tick's hrtimer function, set before load; 0: the tick
+ * takes no samples (and the collector runs the sampler always). */
+const volatile __u64 targ_tick_fn = 0;
 
-/* Each CPU's latest sample, of any task: what the next one stands for. */
+#define LT_SPIN_MAX_TICKS 64 /* one sample stands for at most this many */
+#define LT_TICK_MAX_NS 10000000ULL /* a tick stands for at most this */
+
+/* Whether the sampler's perf events run: set by the collector. */
+__u32 sampler_on = 0;
+
+/* When a sample last spun (bpf_ktime_get_ns), 0: never. */
+__u64 spun_at = 0;
+
+/* Each CPU's latest sample, of any task, and the time it stood for. */
+struct spin_cpu {
+	__u64 last;
+	__u64 span;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct spin_cpu);
 } spin_last SEC(".maps");
 
-/* The time this sample stands for: since the CPU's previous one. */
-static __always_inline __u64 sample_span(void)
+/*
+ * The time this sample stands for: since the CPU's previous one, when
+ * that is at most most ns; else period, or for a tick what the previous
+ * sample stood for. A tick's gap that is too long is an idle CPU's (its
+ * tick stops), not time spent spinning; the sampler's events run on
+ * idle CPUs too, so their long gaps are lost ticks.
+ */
+static __always_inline __u64 sample_span(__u64 period, __u64 most, bool tick)
 {
-	__u64 now = bpf_ktime_get_ns(), *last, span = targ_sample_ns;
+	__u64 now = bpf_ktime_get_ns(), span = period;
+	struct spin_cpu *c;
 	__u32 zero = 0;
 
-	last = bpf_map_lookup_elem(&spin_last, &zero);
-	if (!last)
+	c = bpf_map_lookup_elem(&spin_last, &zero);
+	if (!c)
 		return span;
-	if (*last && now > *last &&
-	    now - *last <= LT_SPIN_MAX_TICKS * targ_sample_ns)
-		span = now - *last;
-	*last = now;
+	if (c->last && now > c->last && now - c->last <= most)
+		span = now - c->last;
+	else if (tick && c->span)
+		span = c->span;
+	c->last = now;
+	c->span = span;
 	return span;
 }
 
@@ -153,27 +184,27 @@ static __always_inline __u64 take_pending(struct lt_spin_key *k)
 }
 
 #ifdef __TARGET_ARCH_x86
-/* The general registers of a sample, by enum lt_x86_reg: the context
- * is read a word at a time, at places fixed at load. */
-static __always_inline void sample_regs(struct bpf_perf_event_data *ctx,
-					__u64 *g)
+/* The general registers of a sample, by enum lt_x86_reg, read a word
+ * at a time: a perf event's context at places fixed at load, or a
+ * task's entry frame. */
+static __always_inline void sample_regs(const struct pt_regs *r, __u64 *g)
 {
-	g[LT_X86_AX] = ctx->regs.ax;
-	g[LT_X86_CX] = ctx->regs.cx;
-	g[LT_X86_DX] = ctx->regs.dx;
-	g[LT_X86_BX] = ctx->regs.bx;
-	g[LT_X86_SP] = ctx->regs.sp;
-	g[LT_X86_BP] = ctx->regs.bp;
-	g[LT_X86_SI] = ctx->regs.si;
-	g[LT_X86_DI] = ctx->regs.di;
-	g[LT_X86_R8] = ctx->regs.r8;
-	g[LT_X86_R9] = ctx->regs.r9;
-	g[LT_X86_R10] = ctx->regs.r10;
-	g[LT_X86_R11] = ctx->regs.r11;
-	g[LT_X86_R12] = ctx->regs.r12;
-	g[LT_X86_R13] = ctx->regs.r13;
-	g[LT_X86_R14] = ctx->regs.r14;
-	g[LT_X86_R15] = ctx->regs.r15;
+	g[LT_X86_AX] = r->ax;
+	g[LT_X86_CX] = r->cx;
+	g[LT_X86_DX] = r->dx;
+	g[LT_X86_BX] = r->bx;
+	g[LT_X86_SP] = r->sp;
+	g[LT_X86_BP] = r->bp;
+	g[LT_X86_SI] = r->si;
+	g[LT_X86_DI] = r->di;
+	g[LT_X86_R8] = r->r8;
+	g[LT_X86_R9] = r->r9;
+	g[LT_X86_R10] = r->r10;
+	g[LT_X86_R11] = r->r11;
+	g[LT_X86_R12] = r->r12;
+	g[LT_X86_R13] = r->r13;
+	g[LT_X86_R14] = r->r14;
+	g[LT_X86_R15] = r->r15;
 }
 
 /* The lock's address in a sample of the loop s, 0 when not found. */
@@ -269,76 +300,118 @@ static __always_inline void spin_count(const struct lt_lock_key *key,
 	credit(key, tgid, LT_ROLE_WAITER, ns);
 }
 
-SEC("perf_event")
-int lt_spin_sample(struct bpf_perf_event_data *ctx)
-{
 #ifdef __TARGET_ARCH_x86
-	__u64 g[16], ip = ctx->regs.ip, sp = ctx->regs.sp, span, bp = 0;
+/*
+ * A sample of the current task, whose user registers are r when user
+ * (else it was in the kernel), standing for span ns; samples that waited
+ * for their site's verdict stand for period ns each.
+ */
+static __always_inline void take_sample(const struct pt_regs *r, __u64 span,
+					__u64 period, bool user)
+{
+	__u64 g[16], ip, sp, bp = 0;
 	struct lt_spin_key k;
 	struct lt_spin_site *s;
 	struct where_ctx where = {};
 	struct lt_spin_thread th = {};
-	__u64 addr, ra, n = 1, ids;
-	__u32 tgid, tid;
+	__u64 addr, ra, n = 1, ids = current_ids();
+	__u32 tgid = ids >> 32, tid = (__u32)ids;
 
-	span = sample_span(); /* every sample, of every task */
-	ids = current_ids();
-	tgid = ids >> 32;
-	tid = (__u32)ids;
 	if (!wanted(tgid))
-		return 0;
+		return;
 	count_run();
-	if ((__s64)ip < 0) {
-		/* in the kernel: its addresses are the upper half */
+	if (!user) {
 		spun_no_more(tid);
-		return 0;
+		return;
 	}
+	ip = r->ip;
+	sp = r->sp;
 	k.tgid = tgid;
 	k.pad = 0;
 	k.ip = ip;
 	s = site_of(&k);
 	if (!s || s->verdict == LT_SPIN_NEW) {
 		pend(&k, 1);
-		return 0;
+		return;
 	}
 	if (s->verdict == LT_SPIN_NONE) {
 		spun_no_more(tid);
-		return 0;
+		return;
 	}
 	if (s->verdict == LT_SPIN_CALLER) {
 		/* The helper's own early samples go to its caller. */
 		n += take_pending(&k);
 		if (bpf_probe_read_user(&ra, sizeof(ra),
 					(void *)(sp + s->ra_off)))
-			return 0;
+			return;
 		/* A framed helper pushed its caller's bp. */
 		if (s->frame &&
 		    bpf_probe_read_user(&bp, sizeof(bp), (void *)sp))
-			return 0;
+			return;
 		k.ip = ra;
 		k.pad = 1; /* judged as a helper's caller */
 		s = site_of(&k);
 		if (!s || s->verdict == LT_SPIN_NEW) {
 			pend(&k, n);
-			return 0;
+			return;
 		}
 	}
 	if (s->verdict != LT_SPIN_LOOP) {
 		spun_no_more(tid);
-		return 0;
+		return;
 	}
 	n += take_pending(&k);
-	sample_regs(ctx, g);
+	sample_regs(r, g);
 	if (bp)
 		g[LT_X86_BP] = bp;
 	addr = spin_address(g, s);
 	spin_identify(tgid, addr, s->site, &th.lock, &where);
 	spin_count(&th.lock, &where, addr ? addr : s->site, tgid, n,
-		   span + (n - 1) * targ_sample_ns, false);
+		   span + (n - 1) * period, false);
 	th.ts = bpf_ktime_get_ns();
 	bpf_map_update_elem(&spin_threads, &tid, &th, BPF_ANY);
+	spun_at = th.ts;
 	if (!spin_seen)
 		spin_seen = 1;
+}
+#endif
+
+SEC("perf_event")
+int lt_spin_sample(struct bpf_perf_event_data *ctx)
+{
+#ifdef __TARGET_ARCH_x86
+	const struct pt_regs *r = (const struct pt_regs *)&ctx->regs;
+	/* every sample, of every task */
+	__u64 span = sample_span(targ_sample_ns,
+				 LT_SPIN_MAX_TICKS * targ_sample_ns, false);
+
+	/* In the kernel, its addresses are the upper half. */
+	take_sample(r, span, targ_sample_ns, (__s64)r->ip >= 0);
+#endif
+	return 0;
+}
+
+#define LT_TICK_GUESS_NS 4000000ULL /* a CPU's first tick: HZ 250 */
+
+/*
+ * The scheduler's tick, while the sampler does not run. The task's
+ * entry frame holds the registers the tick interrupted when it came
+ * from user mode: an interrupt's frame (no system call, orig_ax -1) of
+ * user code.
+ */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(lt_spin_tick, struct hrtimer *t)
+{
+#ifdef __TARGET_ARCH_x86
+	const struct pt_regs *r;
+	__u64 span;
+
+	if (sampler_on || (__u64)t->function != targ_tick_fn)
+		return 0;
+	span = sample_span(LT_TICK_GUESS_NS, LT_TICK_MAX_NS, true);
+	r = (const struct pt_regs *)bpf_task_pt_regs(
+		bpf_get_current_task_btf());
+	take_sample(r, span, span, (long)r->orig_ax < 0 && (r->cs & 3) == 3);
 #endif
 	return 0;
 }

@@ -5,7 +5,9 @@
 # Usage: spin.sh LOCKTOP LOCKBENCH SPINNER YIELDER MODE
 #   MODE spin-N: lockbench --lock spin with N workers;
 #   adaptive: lockbench --lock adaptive; private: spinner and yielder;
-#   record: locktop record and diff of lockbench --lock spin.
+#   record: locktop record and diff of lockbench --lock spin;
+#   quiet: lockbench --lock mutex, where nothing spins: the sampling
+#   events never run, only the scheduler tick looks.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 lockbench=$2 spinner=$3 yielder=$4 mode=$5
 require_bpf
@@ -63,6 +65,12 @@ spin-*)
 	[ "$(jq '.pids | length' <<<"$top")" -ge 2 ] ||
 		fail "the busiest spin lock is not one row of several processes: $top"
 	[ "$(jq .samples <<<"$top")" -gt 100 ] || fail "too few samples: $top"
+	# The tick met the spinning and the sampling events ran from then
+	# on: for most of the run, and still at its end.
+	jq -e --argjson e "$(jq .elapsed_s "$tmpdir/lb.json")" \
+		'.spin_sampler == "on" and .spin_sampler_s > $e / 2' \
+		<<<"$final" >/dev/null ||
+		fail "the sampler did not run: $(jq -c '[.spin_sampler, .spin_sampler_s]' <<<"$final")"
 	echo "busiest: $(jq -c '{name, samples, wait_ns, pids: (.pids | length)}' <<<"$top")"
 	# The busiest chain, by its offset in the table file.
 	off=$(jq '.locks | max_by(.spin_cpu_ns) | .offset' "$tmpdir/lb.json")
@@ -70,6 +78,17 @@ spin-*)
 	jq -e --arg s "$suffix" 'map(select(.name | endswith($s))) | length == 1' \
 		<<<"$rows" >/dev/null ||
 		fail "lockbench's busiest lock ($suffix) has no spin row: $rows"
+	;;
+quiet)
+	lockbench_run --lock mutex -n 4 -l 40000
+	[ "$(jq length <<<"$(spin_rows .)")" -eq 0 ] ||
+		fail "spin rows where nothing spins: $(spin_rows .)"
+	# Every interval only ticked; the events ran for the moment between
+	# their attachment and their stop, if at all.
+	jq -s -e 'length >= 3 and all(.[]; .spin_sampler == "tick") and
+		.[-1].spin_sampler_s < 0.05' "$tmpdir/lt.json" >/dev/null ||
+		fail "the sampler ran where nothing spins: $(jq -c '[.spin_sampler, .spin_sampler_s]' "$tmpdir/lt.json" | uniq -c)"
+	echo "sampler: $(jq -r .spin_sampler "$tmpdir/lt.json" | uniq -c | xargs), $(jq .spin_sampler_s <<<"$final") s on"
 	;;
 adaptive)
 	lockbench_run --lock adaptive -n 6 -l 40000

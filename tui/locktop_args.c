@@ -75,6 +75,7 @@ enum {
 	OPT_EXACT_HOLDS,
 	OPT_NO_KERNEL,
 	OPT_SPIN_HZ,
+	OPT_SPIN_ALWAYS,
 };
 
 static const struct argp_option options[] = {
@@ -121,7 +122,14 @@ static const struct argp_option options[] = {
 	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
 	  "Sample every CPU N times a second for threads spinning on a "
 	  "lock, the spin kind (default 997; 0: no sampling and no "
-	  "sched_yield counts, no spin kind)",
+	  "sched_yield counts, no spin kind). The scheduler tick looks for "
+	  "spinning at no cost of its own; these samples run from the first "
+	  "spin it meets until nothing has spun for 10 s",
+	  0 },
+	{ "spin-always", OPT_SPIN_ALWAYS, NULL, 0,
+	  "Sample at --spin-hz all the time, not only after spinning was "
+	  "seen: catches short spins at once, at the cost of the sampling "
+	  "interrupts",
 	  0 },
 	{ "host", OPT_HOST, "HOST", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
@@ -186,11 +194,14 @@ static void check_together(struct argp_state *state)
 		argp_error(state, "give --host or --archive, not both");
 	if ((env.host || env.archive) &&
 	    (env.command || env.n_pids || env.stacks || env.exact_holds ||
-	     env.no_kernel_locks || env.spin_hz >= 0))
+	     env.no_kernel_locks || env.spin_hz >= 0 || env.spin_always))
 		argp_error(state, "--host and --archive read recorded "
 				  "metrics: --pid, --stacks, --exact-holds, "
-				  "--no-kernel-locks, --spin-hz and COMMAND "
-				  "trace here");
+				  "--no-kernel-locks, --spin-hz, --spin-always "
+				  "and COMMAND trace here");
+	if (env.spin_always && env.spin_hz == 0)
+		argp_error(state, "--spin-always samples, --spin-hz 0 does "
+				  "not: give one of them");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -242,6 +253,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_KERNEL:
 		env.no_kernel_locks = true;
+		break;
+	case OPT_SPIN_ALWAYS:
+		env.spin_always = true;
 		break;
 	case OPT_SPIN_HZ:
 		env.spin_hz = parse_count(state, "sampling rate", arg, 0);
@@ -324,8 +338,10 @@ static const struct argp_option record_options[] = {
 	  "Leave kernel-internal lock contention untraced", 0 },
 	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
 	  "On-CPU samples per second and CPU for spinning (default 997; "
-	  "0: none, and no spin kind)",
+	  "0: none, and no spin kind), while something spins",
 	  0 },
+	{ "spin-always", OPT_SPIN_ALWAYS, NULL, 0,
+	  "Sample at --spin-hz all the time (see locktop --help)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
 };

@@ -18,6 +18,7 @@ struct env {
 	bool stacks;
 	bool exact_holds; /* --exact-holds */
 	bool no_kernel_locks; /* --no-kernel-locks */
+	bool spin_always; /* --spin-always */
 	bool mono;
 	const char *host;
 	const char *archive;

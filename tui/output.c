@@ -325,6 +325,14 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 			       j_u64(s->party_capacity));
 	json_object_object_add(root, "folding",
 			       json_object_new_boolean(s->folding));
+	json_object_object_add(root, "spin_sampler",
+			       json_object_new_string(s->spin_sampler ?
+							      s->spin_sampler :
+							      "off"));
+	json_object_object_add(
+		root, "spin_sampler_s",
+		json_object_new_double(totals ? s->spin_sampler_total_s :
+						s->spin_sampler_delta_s));
 	json_object_object_add(root, "kinds", kinds_json(s, totals));
 	json_object_object_add(root, "procs", procs_json(s, totals));
 	json_object_object_add(root, "files", files_json(s, totals));
