@@ -81,8 +81,10 @@ spin-*)
 	;;
 quiet)
 	lockbench_run --lock mutex -n 4 -l 40000
-	[ "$(jq length <<<"$(spin_rows .)")" -eq 0 ] ||
-		fail "spin rows where nothing spins: $(spin_rows .)"
+	# (sched_yield call sites may show: the sanitizers' runtime yields.)
+	sampled=$(jq -c 'map(select(.samples > 0))' <<<"$(spin_rows .)")
+	[ "$(jq length <<<"$sampled")" -eq 0 ] ||
+		fail "spin samples where nothing spins: $sampled"
 	# Every interval only ticked; the events ran for the moment between
 	# their attachment and their stop, if at all.
 	jq -s -e 'length >= 3 and all(.[]; .spin_sampler == "tick") and
