@@ -157,3 +157,15 @@ for c in $configs; do
 			'BEGIN { print u / t }')" ''
 done
 echo
+# The same per round, traced over the untraced run just before it, and
+# the median of those: the server's state drifts from round to round
+# (autovacuum, checkpoints), and a round's pair shares it.
+printf '%-6s %9s %6s' paired 1 1
+for c in $configs; do
+	printf ' %9.3f %6.3f %5s' \
+		"$(paste "$tmpdir/$c.tps" "$tmpdir/untraced.tps" |
+			awk '{ print $1 / $2 }' | median)" \
+		"$(paste "$tmpdir/untraced.us" "$tmpdir/$c.us" |
+			awk '{ print $1 / $2 }' | median)" ''
+done
+echo
