@@ -118,6 +118,23 @@ esac
 jq -e --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock" and
 	(.name | test("^(tuple|relation) " + $o + " ")))] | length > 0' \
 	<<<"$final" >/dev/null || fail "no row for pgbench_branches ($db/$branches)"
+# Its rows are named by the table too, and by its file as the server
+# reports it (pgbench -i's TRUNCATE gave the table a file of a new
+# number), from the server's RelationData: every row of it, tuples and
+# relation alike, though only the waits for a transaction's end read it.
+# Their keys, identity across runs, are the OIDs' alone.
+file=$(pg_sql "select pg_relation_filepath('pgbench_branches')")
+echo "pgbench_branches: $db/$branches, $file"
+rows=$(jq -c --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock"
+	and (.name | test("^(tuple|relation|page|extend|transactionid on) " +
+	$o + " "))) | {name, key}]' <<<"$final")
+jq -r '.[].name' <<<"$rows"
+jq -e --arg o "$db/$branches" --arg f "$file" 'length > 0 and all(.name |
+	test(" " + $o + " pgbench_branches [A-Za-z]+ " + $f + "$"))' \
+	<<<"$rows" >/dev/null ||
+	fail "pgbench_branches' rows are not named by its table and $file: $rows"
+jq -e 'all(.key | test("pgbench_branches|base/") | not)' <<<"$rows" \
+	>/dev/null || fail "a key has what was learned of the table: $rows"
 # ... and is the most waited for: the server's lock waited for most
 # often is on it, a tuple lock or a wait for its updater's end.
 most=$(jq -c '[.locks[] | select(.kind == "pg-lock")] | max_by(.waits)' \
