@@ -22,6 +22,7 @@
 #include "usdt.skel.h"
 
 #define USDT_MAX_BINARIES 8
+#define USDT_MAX_DIRS 8
 
 struct usdt_state {
 	struct usdt_bpf *skel;
@@ -38,11 +39,14 @@ struct usdt_state {
 	size_t n_known, cap_known;
 	struct lt_index known_ix;
 	uint64_t objects_seen; /* the probes' objects_changed, copied at */
+	char dirs[USDT_MAX_DIRS][PATH_MAX]; /* servers' data directories */
+	size_t n_dirs;
 };
 
 struct usdt_known {
 	struct lt_usdt_object_key key; /* first: the index's key */
 	struct lt_usdt_object o;
+	size_t dir; /* the data directory of who told it: dirs[dir - 1] */
 	bool changed; /* since the locks were last named */
 };
 
@@ -357,33 +361,44 @@ static void object_name(const struct lt_provider_kind *k,
 				f[i]);
 }
 
-/*
- * A relation's lock: its file under the data directory, when found. The
- * file learned (o, or NULL), or else the one named by the relation's
- * OID, as a table's is until a rewrite.
- */
-static void add_file(struct lt_lock *l, const struct lock_state *s,
-		     const struct lt_where *w, const struct lt_usdt_object *o)
+/* A relation's file under dir: the one learned (o, or NULL), or else
+ * the one named by its OID, as a table's is until a rewrite. */
+static bool file_in(const char *dir, const struct lt_lock_key *key,
+		    const struct lt_usdt_object *o, char *out, size_t len)
 {
-	uint32_t db = (uint32_t)(s->key.dev_or_tgid >> 32);
-	uint32_t rel = (uint32_t)s->key.dev_or_tgid;
+	uint32_t db = (uint32_t)(key->dev_or_tgid >> 32);
+	uint32_t rel = (uint32_t)key->dev_or_tgid;
+
+	return (o && lt_relation_file(dir, o->space, db, o->file, out, len)) ||
+	       (db &&
+		lt_relation_file(dir, PG_DEFAULT_SPACE, db, rel, out, len));
+}
+
+/*
+ * A relation's lock: its file, when found under the data directory of
+ * the process that told what the relation is (known, or NULL), or of
+ * one that waited on it.
+ */
+static void add_file(const struct usdt_state *u, struct lt_lock *l,
+		     const struct lock_state *s, const struct lt_where *w,
+		     const struct usdt_known *known)
+{
+	const struct lt_usdt_object *o = known ? &known->o : NULL;
 	char dir[PATH_MAX], file[LT_NAME_LEN / 2];
 	size_t at = strlen(l->name), i;
+	bool found;
 	pid_t pid;
 
-	for (i = 0; i <= s->n_pids; i++) {
+	found = known && known->dir &&
+		file_in(u->dirs[known->dir - 1], &s->key, o, file,
+			sizeof(file));
+	for (i = 0; !found && i <= s->n_pids; i++) {
 		pid = i ? s->pids[i - 1] : w ? (pid_t)w->tgid : 0;
-		if (pid <= 0 || !data_dir(pid, dir, sizeof(dir)))
-			continue;
-		if ((o && lt_relation_file(dir, o->space, db, o->file, file,
-					   sizeof(file))) ||
-		    (db && lt_relation_file(dir, PG_DEFAULT_SPACE, db, rel,
-					    file, sizeof(file)))) {
-			snprintf(l->name + at, sizeof(l->name) - at, " %s",
-				 file);
-			return;
-		}
+		found = pid > 0 && data_dir(pid, dir, sizeof(dir)) &&
+			file_in(dir, &s->key, o, file, sizeof(file));
 	}
+	if (found)
+		snprintf(l->name + at, sizeof(l->name) - at, " %s", file);
 }
 
 /* Whether the lock is a relation's: fields 1 and 2 are its OIDs. */
@@ -426,12 +441,30 @@ bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 		snprintf(l->name, sizeof(l->name), "%s %s %s", what,
 			 known->o.name, how);
 	if (known || (relation && (s->key.dev_or_tgid >> 32)))
-		add_file(l, s, w, known ? &known->o : NULL);
+		add_file(c->usdt, l, s, w, known);
 	if (w && !l->comm[0])
 		locks_read_comm(c, (pid_t)w->tgid, l->comm);
 	if (!l->comm[0] && s->n_pids)
 		locks_read_comm(c, s->pids[0], l->comm);
 	return true;
+}
+
+/* The data directory of a server's process pid: dirs[return - 1]; 0
+ * when not found, or when there are too many. */
+static size_t dir_of(struct usdt_state *u, pid_t pid)
+{
+	char dir[PATH_MAX];
+	size_t i;
+
+	if (pid <= 0 || !data_dir(pid, dir, sizeof(dir)))
+		return 0;
+	for (i = 0; i < u->n_dirs; i++)
+		if (!strcmp(u->dirs[i], dir))
+			return i + 1;
+	if (u->n_dirs == USDT_MAX_DIRS)
+		return 0;
+	memcpy(u->dirs[u->n_dirs++], dir, sizeof(dir));
+	return u->n_dirs;
 }
 
 /* One object from the probes' map into the copy: whether it changed. */
@@ -440,7 +473,8 @@ static bool copy_object(struct usdt_state *u,
 			struct lt_usdt_object *o)
 {
 	struct usdt_known *k;
-	bool created;
+	bool created, same;
+	size_t dir;
 	ssize_t i;
 	char *p;
 
@@ -456,9 +490,18 @@ static bool copy_object(struct usdt_state *u,
 	if (i < 0)
 		return false;
 	k = &u->known[i];
-	if (!created && !memcmp(&k->o, o, sizeof(*o)))
+	same = !created &&
+	       !memcmp(&k->o, o, offsetof(struct lt_usdt_object, tgid));
+	if (same && k->dir)
+		return false;
+	/* Where its file is, from the process that told it (alive: it
+	 * waits), in case none of its locks' waiters is left. */
+	dir = dir_of(u, (pid_t)o->tgid);
+	if (same && !dir)
 		return false;
 	k->o = *o;
+	if (dir)
+		k->dir = dir;
 	k->changed = true;
 	return true;
 }

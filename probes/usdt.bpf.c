@@ -269,13 +269,16 @@ static __always_inline __u64 function_arg(struct pt_regs *ctx, __u32 i)
 	}
 }
 
+/* The same object: all but who told it. */
 static __always_inline bool same_object(const struct lt_usdt_object *a,
 					const struct lt_usdt_object *b)
 {
 	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
 	__u32 i;
 
-	for (i = 0; i < sizeof(*a) / sizeof(__u32); i++)
+	for (i = 0; i < __builtin_offsetof(struct lt_usdt_object, tgid) /
+				sizeof(__u32);
+	     i++)
 		if (x[i] != y[i])
 			return false;
 	return true;
@@ -291,7 +294,7 @@ static __always_inline void learn_object(__u32 kind, const volatile __u16 *at,
 {
 	struct lt_usdt_object_key key = { .kind = kind,
 					  .field = { f[0], f[1] } };
-	struct lt_usdt_object o = {}, *old;
+	struct lt_usdt_object o = { .tgid = current_ids() >> 32 }, *old;
 
 	if (!at[LT_AT_NAME] ||
 	    bpf_probe_read_user(&o.space, 4,

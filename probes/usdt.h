@@ -79,6 +79,9 @@ struct lt_usdt_object {
 	__u32 space;
 	__u32 file;
 	char name[LT_OBJECT_NAME_LEN]; /* NUL-terminated */
+	/* Last, not part of what the object is: the process that told
+	 * it (PostgreSQL's data directory is its working directory). */
+	__u32 tgid;
 };
 
 #define LT_USDT_ARGS 12 /* a USDT probe has this many at most */
