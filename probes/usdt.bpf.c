@@ -31,9 +31,10 @@ const volatile __u8 targ_keep[LT_USDT_KINDS][LT_USDT_TYPES] = {};
  * (enum lt_object_at). */
 const volatile __u16 targ_object_at[LT_USDT_KINDS][LT_OBJECT_AT] = {};
 
-/* The objects' names and storage, as contexts told them. */
+/* The objects' names and storage, as contexts told them. A plain hash:
+ * a lookup costs less than an LRU hash's, and a table waited on stays. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LT_USDT_OBJECTS);
 	__type(key, struct lt_usdt_object_key);
 	__type(value, struct lt_usdt_object);
@@ -269,7 +270,7 @@ static __always_inline __u64 function_arg(struct pt_regs *ctx, __u32 i)
 	}
 }
 
-/* The same object: all but who told it. */
+/* The same object: all but who told it and when. */
 static __always_inline bool same_object(const struct lt_usdt_object *a,
 					const struct lt_usdt_object *b)
 {
@@ -287,26 +288,36 @@ static __always_inline bool same_object(const struct lt_usdt_object *a,
 /*
  * The name and storage of the object at obj, whose checked structure
  * is at p, into objects: only when new or changed (a rename, a new
- * file), so that the collector names its locks again.
+ * file), so that the collector names its locks again. An object known
+ * is read again at most about once a second: most entries cost a
+ * lookup.
  */
 static __always_inline void learn_object(__u32 kind, const volatile __u16 *at,
 					 __u64 obj, __u64 p, const __u32 *f)
 {
 	struct lt_usdt_object_key key = { .kind = kind,
 					  .field = { f[0], f[1] } };
-	struct lt_usdt_object o = { .tgid = current_ids() >> 32 }, *old;
+	struct lt_usdt_object o = {}, *old;
+	__u32 now = (__u32)(bpf_ktime_get_ns() >> 30);
 
-	if (!at[LT_AT_NAME] ||
-	    bpf_probe_read_user(&o.space, 4,
+	if (!at[LT_AT_NAME])
+		return;
+	old = bpf_map_lookup_elem(&objects, &key);
+	if (old && old->read_at == now)
+		return;
+	if (bpf_probe_read_user(&o.space, 4,
 				(const void *)(obj + at[LT_AT_SPACE])) ||
 	    bpf_probe_read_user(&o.file, 4,
 				(const void *)(obj + at[LT_AT_FILE])) ||
 	    bpf_probe_read_user_str(o.name, sizeof(o.name),
 				    (const void *)(p + at[LT_AT_NAME])) <= 0)
 		return;
-	old = bpf_map_lookup_elem(&objects, &key);
-	if (old && same_object(old, &o))
+	if (old && same_object(old, &o)) {
+		old->read_at = now;
 		return;
+	}
+	o.tgid = current_ids() >> 32;
+	o.read_at = now;
 	if (!bpf_map_update_elem(&objects, &key, &o, BPF_ANY))
 		__sync_fetch_and_add(&objects_changed, 1);
 }

@@ -67,7 +67,7 @@ enum lt_object_at {
 };
 
 #define LT_OBJECT_NAME_LEN 64
-#define LT_USDT_OBJECTS 1024 /* objects learned, the least used go */
+#define LT_USDT_OBJECTS 2048 /* objects learned at most */
 
 /* An object learned by a context (map objects): of a kind, fields 1, 2. */
 struct lt_usdt_object_key {
@@ -80,8 +80,10 @@ struct lt_usdt_object {
 	__u32 file;
 	char name[LT_OBJECT_NAME_LEN]; /* NUL-terminated */
 	/* Last, not part of what the object is: the process that told
-	 * it (PostgreSQL's data directory is its working directory). */
+	 * it (PostgreSQL's data directory is its working directory), and
+	 * when it was last read, in units of 2^30 ns (about a second). */
 	__u32 tgid;
+	__u32 read_at;
 };
 
 #define LT_USDT_ARGS 12 /* a USDT probe has this many at most */
