@@ -296,23 +296,16 @@ static bool data_dir(pid_t pid, char *dir, size_t len)
 	return true;
 }
 
-static struct lt_usdt_object_key object_key(const struct lt_lock_key *k)
-{
-	struct lt_usdt_object_key key = {
-		.kind = k->kind,
-		.field = { (__u32)(k->dev_or_tgid >> 32),
-			   (__u32)k->dev_or_tgid },
-	};
-
-	return key;
-}
-
 /* What a context told of the object of fields 1 and 2 of k, or NULL. */
 static const struct usdt_known *learned(const struct lt_collector *c,
 					const struct lt_lock_key *k)
 {
 	const struct usdt_state *u = c->usdt;
-	struct lt_usdt_object_key key = object_key(k);
+	struct lt_usdt_object_key key = {
+		.kind = k->kind,
+		.field = { (__u32)(k->dev_or_tgid >> 32),
+			   (__u32)k->dev_or_tgid },
+	};
 	ssize_t i;
 
 	if (!u || !u->n_known)
