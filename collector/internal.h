@@ -37,6 +37,15 @@ int lt_parse_maps_line(const char *line, struct lt_vma *vma);
 void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 		     size_t len);
 
+/*
+ * A PostgreSQL relation's file, by its tablespace, database and file
+ * number, under the data directory dir: base/DB/FILE, global/FILE or
+ * pg_tblspc/SPC/PG_.../DB/FILE, into out. False when there is no such
+ * file with data.
+ */
+bool lt_relation_file(const char *dir, uint32_t spc, uint32_t db, uint32_t file,
+		      char *out, size_t len);
+
 struct lt_where;
 
 /*

@@ -74,13 +74,19 @@ const struct lt_provider_kind lt_provider_kinds[] = {
 	/* A Relation is a RelationData *: rd_node's (rd_locator's)
 	 * dbNode, rd_id, and rd_rel, whose oid is rd_id again (PostgreSQL
 	 * 13 to 17 on 64-bit machines; elsewhere the check fails and the
-	 * waits are named without their relation). */
+	 * waits are named without their relation); rd_node's spcNode and
+	 * relNode, the relation's file; rd_rel's relname, after its oid. */
 	{ LT_KIND_PG_LOCK,
 	  pg_lock_modes,
 	  N(pg_lock_modes),
 	  pg_lock_types,
 	  N(pg_lock_types),
-	  { 4, 72, 56 } },
+	  { [LT_AT_F1] = 4,
+	    [LT_AT_F2] = 72,
+	    [LT_AT_CHECK] = 56,
+	    [LT_AT_SPACE] = 0,
+	    [LT_AT_FILE] = 8,
+	    [LT_AT_NAME] = 4 } },
 };
 
 const size_t lt_n_provider_kinds = N(lt_provider_kinds);

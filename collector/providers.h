@@ -32,8 +32,9 @@ struct lt_provider_probe {
 struct lt_provider_type {
 	const char *name;
 	uint8_t keep; /* bit i: field i + 1; or LT_KEEP_CONTEXT */
-	/* Fields 1 and 2 are a database and a relation OID: the relation
-	 * has a file base/DB/REL under the data directory. */
+	/* Fields 1 and 2 are a database and a relation OID: the
+	 * relation's name and file, when its context told them, or
+	 * else its file base/DB/REL under the data directory. */
 	bool relation;
 };
 
@@ -43,8 +44,9 @@ struct lt_provider_kind {
 	size_t n_modes;
 	const struct lt_provider_type *types; /* by type; NULL: untyped */
 	size_t n_types;
-	/* Where an object argument holds fields 1 and 2, and a pointer
-	 * to field 2 again: a check of the structure's layout. */
+	/* Where an object argument holds fields 1 and 2, a pointer to
+	 * field 2 again (a check of the structure's layout), the
+	 * object's storage and its name (enum lt_object_at). */
 	uint16_t object_at[LT_OBJECT_AT];
 };
 

@@ -332,6 +332,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	}
 	clear_quiet(c);
 	name_fresh(c);
+	usdt_rename(c); /* relations' names learned since */
 	name_holders(c);
 	/* Last: the naming above may still need what the dead left. */
 	exits_forget(c);

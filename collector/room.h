@@ -376,6 +376,9 @@ void usdt_follow(struct lt_collector *c);
 void usdt_close(struct lt_collector *c);
 bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 	       const struct lock_state *s, const struct lt_where *w);
+/* The locks of objects whose name or storage was learned since: named
+ * again (their keys stay). */
+void usdt_rename(struct lt_collector *c);
 
 /* cost.c: the probes' cost. */
 void cost_window_open(struct lt_collector *c);

@@ -22,6 +22,7 @@
 #include "usdt.skel.h"
 
 #define USDT_MAX_BINARIES 8
+#define USDT_MAX_DIRS 8
 
 struct usdt_state {
 	struct usdt_bpf *skel;
@@ -31,6 +32,22 @@ struct usdt_state {
 	size_t n_links, cap_links;
 	char bins[USDT_MAX_BINARIES][PATH_MAX]; /* binaries attached */
 	size_t n_bins;
+	/* The objects the probes learned (map objects), as the locks
+	 * are named by: their copy, for a lock named after the object
+	 * left the map, and to tell which changed. */
+	struct usdt_known *known;
+	size_t n_known, cap_known;
+	struct lt_index known_ix;
+	uint64_t objects_seen; /* the probes' objects_changed, copied at */
+	char dirs[USDT_MAX_DIRS][PATH_MAX]; /* servers' data directories */
+	size_t n_dirs;
+};
+
+struct usdt_known {
+	struct lt_usdt_object_key key; /* first: the index's key */
+	struct lt_usdt_object o;
+	size_t dir; /* the data directory of who told it: dirs[dir - 1] */
+	bool changed; /* since the locks were last named */
 };
 
 /* The probes' epoch and slot generation, as the futex object's. */
@@ -214,31 +231,87 @@ void usdt_scan(struct lt_collector *c)
 
 /* ---- names ---- */
 
-/*
- * base/DB/REL, when pid's working directory (a server's data directory)
- * has it. This relies on a relation's file being named by its OID, as a
- * table's is until a rewrite (TRUNCATE, VACUUM FULL, CLUSTER) gives it
- * a new relfilenode: the old file then stays empty until the next
- * checkpoint removes it, so an empty file is not taken for the
- * relation's. A rewritten relation has no file named here.
- */
-static bool relation_file(pid_t pid, uint32_t db, uint32_t rel, char *out,
-			  size_t len)
+#define PG_DEFAULT_SPACE 1663 /* pg_default: base/DB/ */
+#define PG_GLOBAL_SPACE 1664 /* pg_global: global/ */
+
+/* Whether dir/rel is a regular file with data. */
+static bool has_data(const char *dir, const char *rel)
 {
-	char link[64], dir[PATH_MAX], file[PATH_MAX + 32];
+	char path[PATH_MAX + LT_NAME_LEN];
 	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_size;
+}
+
+/*
+ * A relation's file, spc/db/file (a RelFileNode), under a server's
+ * data directory dir: base/DB/FILE, global/FILE, or in a tablespace
+ * pg_tblspc/SPC/PG_.../DB/FILE. A file with no data is not taken for
+ * the relation's: a rewrite (TRUNCATE, VACUUM FULL, CLUSTER) gives a
+ * relation a new file and leaves the old one empty until the next
+ * checkpoint removes it.
+ */
+bool lt_relation_file(const char *dir, uint32_t spc, uint32_t db, uint32_t file,
+		      char *out, size_t len)
+{
+	char space[PATH_MAX + 32];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (spc == PG_GLOBAL_SPACE) {
+		snprintf(out, len, "global/%u", file);
+		return has_data(dir, out);
+	}
+	if (spc == PG_DEFAULT_SPACE) {
+		snprintf(out, len, "base/%u/%u", db, file);
+		return has_data(dir, out);
+	}
+	/* One directory per server version: the one that has it. */
+	snprintf(space, sizeof(space), "%s/pg_tblspc/%u", dir, spc);
+	d = opendir(space);
+	while (d && !found && (de = readdir(d)))
+		if (!strncmp(de->d_name, "PG_", 3)) {
+			snprintf(out, len, "pg_tblspc/%u/%s/%u/%u", spc,
+				 de->d_name, db, file);
+			found = has_data(dir, out);
+		}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The data directory of a server's process: its working directory. */
+static bool data_dir(pid_t pid, char *dir, size_t len)
+{
+	char link[64];
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
-	n = readlink(link, dir, sizeof(dir) - 1);
+	n = readlink(link, dir, len - 1);
 	if (n <= 0)
 		return false;
 	dir[n] = '\0';
-	snprintf(file, sizeof(file), "%s/base/%u/%u", dir, db, rel);
-	if (stat(file, &st) || !S_ISREG(st.st_mode) || !st.st_size)
-		return false;
-	snprintf(out, len, "base/%u/%u", db, rel);
 	return true;
+}
+
+/* What a context told of the object of fields 1 and 2 of k, or NULL. */
+static const struct usdt_known *learned(const struct lt_collector *c,
+					const struct lt_lock_key *k)
+{
+	const struct usdt_state *u = c->usdt;
+	struct lt_usdt_object_key key = {
+		.kind = k->kind,
+		.field = { (__u32)(k->dev_or_tgid >> 32),
+			   (__u32)k->dev_or_tgid },
+	};
+	ssize_t i;
+
+	if (!u || !u->n_known)
+		return NULL;
+	i = lt_index_find(&u->known_ix, &key, u->known);
+	return i < 0 ? NULL : &u->known[i];
 }
 
 /* What the lock is: a name from the probe, or its type and fields. */
@@ -281,34 +354,67 @@ static void object_name(const struct lt_provider_kind *k,
 				f[i]);
 }
 
-/* A relation's lock: its file under the data directory, when found. */
-static void add_file(struct lt_lock *l, const struct lock_state *s,
-		     const struct lt_where *w)
+/* A relation's file under dir: the one learned (o, or NULL), or else
+ * the one named by its OID, as a table's is until a rewrite. */
+static bool file_in(const char *dir, const struct lt_lock_key *key,
+		    const struct lt_usdt_object *o, char *out, size_t len)
 {
-	uint32_t db = (uint32_t)(s->key.dev_or_tgid >> 32);
-	uint32_t rel = (uint32_t)s->key.dev_or_tgid;
+	uint32_t db = (uint32_t)(key->dev_or_tgid >> 32);
+	uint32_t rel = (uint32_t)key->dev_or_tgid;
+
+	return (o && lt_relation_file(dir, o->space, db, o->file, out, len)) ||
+	       (db &&
+		lt_relation_file(dir, PG_DEFAULT_SPACE, db, rel, out, len));
+}
+
+/*
+ * A relation's lock: its file, when found under the data directory of
+ * the process that told what the relation is (known, or NULL), or of
+ * one that waited on it.
+ */
+static void add_file(const struct usdt_state *u, struct lt_lock *l,
+		     const struct lock_state *s, const struct lt_where *w,
+		     const struct usdt_known *known)
+{
+	const struct lt_usdt_object *o = known ? &known->o : NULL;
+	char dir[PATH_MAX], file[LT_NAME_LEN / 2];
 	size_t at = strlen(l->name), i;
-	char file[64];
+	bool found;
 	pid_t pid;
 
-	for (i = 0; i <= s->n_pids; i++) {
+	found = known && known->dir &&
+		file_in(u->dirs[known->dir - 1], &s->key, o, file,
+			sizeof(file));
+	for (i = 0; !found && i <= s->n_pids; i++) {
 		pid = i ? s->pids[i - 1] : w ? (pid_t)w->tgid : 0;
-		if (pid > 0 &&
-		    relation_file(pid, db, rel, file, sizeof(file))) {
-			snprintf(l->name + at, sizeof(l->name) - at, " %s",
-				 file);
-			return;
-		}
+		found = pid > 0 && data_dir(pid, dir, sizeof(dir)) &&
+			file_in(dir, &s->key, o, file, sizeof(file));
 	}
+	if (found)
+		snprintf(l->name + at, sizeof(l->name) - at, " %s", file);
+}
+
+/* Whether the lock is a relation's: fields 1 and 2 are its OIDs. */
+static bool of_relation(const struct lt_provider_kind *k,
+			const struct lt_lock_key *key)
+{
+	uint32_t type = (uint32_t)(key->end >> 32);
+
+	return !key->start && k->types && type < k->n_types &&
+	       k->types[type].relation && key->dev_or_tgid;
 }
 
 bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 	       const struct lock_state *s, const struct lt_where *w)
 {
 	const struct lt_provider_kind *k = lt_provider_kind_of(l->kind);
-	uint32_t mode = (uint32_t)s->key.end, type = s->key.end >> 32;
-	char what[LT_NAME_LEN / 2], mode_buf[24];
+	uint32_t mode = (uint32_t)s->key.end;
+	/* Room for the longest, type N and four fields, and for the
+	 * relation's name and the mode after it. */
+	char what[LT_NAME_LEN - LT_OBJECT_NAME_LEN - 32], mode_buf[24];
+	const struct usdt_known *known;
 	const char *how = mode_buf;
+	bool relation;
 
 	if (!k)
 		return false;
@@ -318,17 +424,135 @@ bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 		snprintf(mode_buf, sizeof(mode_buf), "mode %u", mode);
 	object_name(k, &s->key, w, what, sizeof(what));
 	snprintf(l->name, sizeof(l->name), "%s %s", what, how);
-	/* Identity across runs: without a file that may not be found. */
+	/* Identity across runs: without the relation's name and file,
+	 * which may be learned or found later. */
 	snprintf(l->key, sizeof(l->key), "%s:%.*s", lt_kind_name(l->kind),
 		 (int)(sizeof(l->key) - 16), l->name);
-	if (!s->key.start && k->types && type < k->n_types &&
-	    k->types[type].relation && (s->key.dev_or_tgid >> 32))
-		add_file(l, s, w);
+	relation = of_relation(k, &s->key);
+	known = relation ? learned(c, &s->key) : NULL;
+	if (known) /* the relation's name, after its OIDs */
+		snprintf(l->name, sizeof(l->name), "%s %s %s", what,
+			 known->o.name, how);
+	if (known || (relation && (s->key.dev_or_tgid >> 32)))
+		add_file(c->usdt, l, s, w, known);
 	if (w && !l->comm[0])
 		locks_read_comm(c, (pid_t)w->tgid, l->comm);
 	if (!l->comm[0] && s->n_pids)
 		locks_read_comm(c, s->pids[0], l->comm);
 	return true;
+}
+
+/* The data directory of a server's process pid: dirs[return - 1]; 0
+ * when not found, or when there are too many. */
+static size_t dir_of(struct usdt_state *u, pid_t pid)
+{
+	char dir[PATH_MAX];
+	size_t i;
+
+	if (pid <= 0 || !data_dir(pid, dir, sizeof(dir)))
+		return 0;
+	for (i = 0; i < u->n_dirs; i++)
+		if (!strcmp(u->dirs[i], dir))
+			return i + 1;
+	if (u->n_dirs == USDT_MAX_DIRS)
+		return 0;
+	memcpy(u->dirs[u->n_dirs++], dir, sizeof(dir));
+	return u->n_dirs;
+}
+
+/* One object from the probes' map into the copy: whether it changed. */
+static bool copy_object(struct usdt_state *u,
+			const struct lt_usdt_object_key *key,
+			struct lt_usdt_object *o)
+{
+	struct usdt_known *k;
+	bool created, same;
+	size_t dir;
+	ssize_t i;
+	char *p;
+
+	o->name[sizeof(o->name) - 1] = '\0';
+	for (p = o->name; *p; p++) /* printable, as a name must be */
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			*p = '?';
+	if (!o->name[0])
+		return false;
+	i = lt_index_state(&u->known_ix, (void **)&u->known, &u->n_known,
+			   &u->cap_known, sizeof(*u->known), key, sizeof(*key),
+			   &created);
+	if (i < 0)
+		return false;
+	k = &u->known[i];
+	same = !created &&
+	       !memcmp(&k->o, o, offsetof(struct lt_usdt_object, tgid));
+	if (same && k->dir)
+		return false;
+	/* Where its file is, from the process that told it (alive: it
+	 * waits), in case none of its locks' waiters is left. */
+	dir = dir_of(u, (pid_t)o->tgid);
+	if (same && !dir)
+		return false;
+	k->o = *o;
+	if (dir)
+		k->dir = dir;
+	k->changed = true;
+	return true;
+}
+
+/* The probes' objects, copied: whether any is new or changed. */
+static bool copy_objects(struct usdt_state *u)
+{
+	int fd = bpf_map__fd(u->skel->maps.objects);
+	struct lt_usdt_object_key key, next;
+	struct lt_usdt_object o;
+	bool any = false, first = true;
+
+	if (!u->known_ix.slot &&
+	    lt_index_init(&u->known_ix, sizeof(key), sizeof(*u->known)))
+		return false;
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (!bpf_map_lookup_elem(fd, &key, &o))
+			any |= copy_object(u, &key, &o);
+	}
+	return any;
+}
+
+/*
+ * Objects learned since the last time (the probes' objects_changed
+ * moved): the locks of the objects new or changed are named again, so
+ * that a lock named before its relation's name was known has it now.
+ * Their keys stay.
+ */
+void usdt_rename(struct lt_collector *c)
+{
+	const struct lt_provider_kind *k;
+	struct usdt_state *u = c->usdt;
+	const struct usdt_known *known;
+	uint64_t changed;
+	size_t i;
+
+	if (!u || !u->skel)
+		return;
+	changed = __atomic_load_n(&u->skel->bss->objects_changed,
+				  __ATOMIC_RELAXED);
+	if (changed == u->objects_seen)
+		return;
+	u->objects_seen = changed;
+	if (!copy_objects(u))
+		return;
+	for (i = 0; i < c->n_locks; i++) {
+		k = lt_provider_kind_of(c->locks[i].kind);
+		if (!k || !c->lstate[i].named ||
+		    !of_relation(k, &c->lstate[i].key))
+			continue;
+		known = learned(c, &c->lstate[i].key);
+		if (known && known->changed)
+			locks_name(c, i);
+	}
+	for (i = 0; i < u->n_known; i++)
+		u->known[i].changed = false;
 }
 
 void usdt_close(struct lt_collector *c)
@@ -341,6 +565,8 @@ void usdt_close(struct lt_collector *c)
 		bpf_link__destroy(c->usdt->links[i]);
 	free(c->usdt->links);
 	usdt_bpf__destroy(c->usdt->skel);
+	lt_index_free(&c->usdt->known_ix);
+	free(c->usdt->known);
 	free(c->usdt);
 	c->usdt = NULL;
 }

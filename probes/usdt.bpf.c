@@ -13,7 +13,9 @@
  *
  * A function of the server, entered (lt_usdt_fn), names the object of
  * the thread's next wait: PostgreSQL's XactLockTableWait, the relation
- * whose row made the backend wait for a transaction's end.
+ * whose row made the backend wait for a transaction's end. It also
+ * tells the object's name and storage (the table's name and file), for
+ * the collector to name every lock of that object by (map objects).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,9 +27,21 @@
 
 /* Per kind and type, bit i: field i + 1 of the object is its identity. */
 const volatile __u8 targ_keep[LT_USDT_KINDS][LT_USDT_TYPES] = {};
-/* Per kind: where an object argument holds fields 1 and 2, and a
- * pointer to field 2 again (usdt.h). */
+/* Per kind: where an object argument holds what it says of the object
+ * (enum lt_object_at). */
 const volatile __u16 targ_object_at[LT_USDT_KINDS][LT_OBJECT_AT] = {};
+
+/* The objects' names and storage, as contexts told them. A plain hash:
+ * a lookup costs less than an LRU hash's, and a table waited on stays. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_USDT_OBJECTS);
+	__type(key, struct lt_usdt_object_key);
+	__type(value, struct lt_usdt_object);
+} objects SEC(".maps");
+
+/* Bumped at each change of objects: the collector names again. */
+__u64 objects_changed = 0;
 
 /* A wait started while another was in flight: the outer one. */
 struct {
@@ -256,6 +270,58 @@ static __always_inline __u64 function_arg(struct pt_regs *ctx, __u32 i)
 	}
 }
 
+/* The same object: all but who told it and when. */
+static __always_inline bool same_object(const struct lt_usdt_object *a,
+					const struct lt_usdt_object *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+	__u32 i;
+
+	for (i = 0; i < __builtin_offsetof(struct lt_usdt_object, tgid) /
+				sizeof(__u32);
+	     i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
+/*
+ * The name and storage of the object at obj, whose checked structure
+ * is at p, into objects: only when new or changed (a rename, a new
+ * file), so that the collector names its locks again. An object known
+ * is read again at most about once a second: most entries cost a
+ * lookup.
+ */
+static __always_inline void learn_object(__u32 kind, const volatile __u16 *at,
+					 __u64 obj, __u64 p, const __u32 *f)
+{
+	struct lt_usdt_object_key key = { .kind = kind,
+					  .field = { f[0], f[1] } };
+	struct lt_usdt_object o = {}, *old;
+	__u32 now = (__u32)(bpf_ktime_get_ns() >> 30);
+
+	if (!at[LT_AT_NAME])
+		return;
+	old = bpf_map_lookup_elem(&objects, &key);
+	if (old && old->read_at == now)
+		return;
+	if (bpf_probe_read_user(&o.space, 4,
+				(const void *)(obj + at[LT_AT_SPACE])) ||
+	    bpf_probe_read_user(&o.file, 4,
+				(const void *)(obj + at[LT_AT_FILE])) ||
+	    bpf_probe_read_user_str(o.name, sizeof(o.name),
+				    (const void *)(p + at[LT_AT_NAME])) <= 0)
+		return;
+	if (old && same_object(old, &o)) {
+		old->read_at = now;
+		return;
+	}
+	o.tgid = current_ids() >> 32;
+	o.read_at = now;
+	if (!bpf_map_update_elem(&objects, &key, &o, BPF_ANY))
+		__sync_fetch_and_add(&objects_changed, 1);
+}
+
 /*
  * A function entered, whose arguments name the object of the thread's
  * next wait: a match value, and a pointer to a structure that holds
@@ -280,11 +346,13 @@ static __always_inline int enter_context(struct pt_regs *ctx, __u64 cookie)
 	}
 	at = targ_object_at[(kind - LT_PK_USDT_FIRST) & (LT_USDT_KINDS - 1)];
 	if (!obj ||
-	    bpf_probe_read_user(&f[0], 4, (const void *)(obj + at[0])) ||
-	    bpf_probe_read_user(&f[1], 4, (const void *)(obj + at[1])) ||
-	    bpf_probe_read_user(&p, 8, (const void *)(obj + at[2])) ||
+	    bpf_probe_read_user(&f[0], 4, (const void *)(obj + at[LT_AT_F1])) ||
+	    bpf_probe_read_user(&f[1], 4, (const void *)(obj + at[LT_AT_F2])) ||
+	    bpf_probe_read_user(&p, 8, (const void *)(obj + at[LT_AT_CHECK])) ||
 	    bpf_probe_read_user(&check, 4, (const void *)p) || check != f[1])
 		c.match = 0;
+	else
+		learn_object(kind, at, obj, p, f);
 	c.field[0] = f[0];
 	c.field[1] = f[1];
 	s = bpf_task_storage_get(&context, bpf_get_current_task_btf(), NULL,

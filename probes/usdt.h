@@ -48,7 +48,43 @@ enum lt_usdt_arg {
 };
 
 #define LT_KEEP_CONTEXT 0x10 /* targ_keep: fields from the context */
-#define LT_OBJECT_AT 3 /* offsets in an LT_ARG_OBJECT (targ_object_at) */
+
+/*
+ * Where an LT_ARG_OBJECT holds what it says of the object, by offset
+ * (targ_object_at; the table of kinds' object_at). The structure at the
+ * pointer at LT_AT_CHECK begins with field 2 again, or the structure is
+ * not of the layout expected and names nothing. Its storage and name
+ * are learned only where LT_AT_NAME is not 0.
+ */
+enum lt_object_at {
+	LT_AT_F1 = 0, /* field 1 */
+	LT_AT_F2, /* field 2 */
+	LT_AT_CHECK, /* a pointer to a structure that begins with field 2 */
+	LT_AT_SPACE, /* where the object's storage is: its space ... */
+	LT_AT_FILE, /* ... and its file number in that space */
+	LT_AT_NAME, /* in the checked structure: the object's name */
+	LT_OBJECT_AT
+};
+
+#define LT_OBJECT_NAME_LEN 64
+#define LT_USDT_OBJECTS 2048 /* objects learned at most */
+
+/* An object learned by a context (map objects): of a kind, fields 1, 2. */
+struct lt_usdt_object_key {
+	__u32 kind;
+	__u32 field[2];
+};
+
+struct lt_usdt_object {
+	__u32 space;
+	__u32 file;
+	char name[LT_OBJECT_NAME_LEN]; /* NUL-terminated */
+	/* Last, not part of what the object is: the process that told
+	 * it (PostgreSQL's data directory is its working directory), and
+	 * when it was last read, in units of 2^30 ns (about a second). */
+	__u32 tgid;
+	__u32 read_at;
+};
 
 #define LT_USDT_ARGS 12 /* a USDT probe has this many at most */
 #define LT_USDT_KINDS 4 /* kinds from LT_PK_USDT_FIRST */

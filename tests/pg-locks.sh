@@ -49,6 +49,7 @@ branches=$(pg_sql "select oid from pg_class where relname = 'pgbench_branches'")
 tellers=$(pg_sql "select oid from pg_class where relname = 'pgbench_tellers'")
 pg_sql "create table dl (id int primary key, v int);
 	insert into dl values (1, 0), (2, 0)"
+dl_oid=$(pg_sql "select oid from pg_class where relname = 'dl'")
 
 # Two transactions that each update the row the other holds: the
 # backend that finds the deadlock (after deadlock_timeout) counts it.
@@ -72,6 +73,15 @@ bpftrace "$tmpdir/count.bt" >"$tmpdir/bt.out" 2>&1 &
 bt=$!
 wait_attaching "$tmpdir/bt.out" || fail "bpftrace did not attach"
 sleep 1
+# A wait on dl's relation lock, named before anything tells the name of
+# dl: the deadlock's waits for a transaction's end on its rows do, last.
+pg_as "$pg_bin/psql" -h "$pg_dir" -p "$pg_port" -U postgres -XAtq -c "begin;
+	lock table dl in access exclusive mode; select pg_sleep(2); commit" \
+	postgres >/dev/null &
+locker=$!
+sleep 0.5
+pg_sql "select count(*) from dl" >/dev/null
+wait "$locker"
 pg_bench -c 16 -j 2 -T 5 >"$tmpdir/bench.log" 2>&1 ||
 	{ cat "$tmpdir/bench.log" >&2; fail "pgbench failed"; }
 grep -E '^tps' "$tmpdir/bench.log" || true
@@ -118,6 +128,34 @@ esac
 jq -e --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock" and
 	(.name | test("^(tuple|relation) " + $o + " ")))] | length > 0' \
 	<<<"$final" >/dev/null || fail "no row for pgbench_branches ($db/$branches)"
+# Its rows are named by the table too, and by its file as the server
+# reports it (pgbench -i's TRUNCATE gave the table a file of a new
+# number), from the server's RelationData: every row of it, tuples and
+# relation alike, though only the waits for a transaction's end read it.
+# Their keys, identity across runs, are the OIDs' alone.
+file=$(pg_sql "select pg_relation_filepath('pgbench_branches')")
+echo "pgbench_branches: $db/$branches, $file"
+rows=$(jq -c --arg o "$db/$branches" '[.locks[] | select(.kind == "pg-lock"
+	and (.name | test("^(tuple|relation|page|extend|transactionid on) " +
+	$o + " "))) | {name, key}]' <<<"$final")
+jq -r '.[].name' <<<"$rows"
+jq -e --arg o "$db/$branches" --arg f "$file" 'length > 0 and all(.name |
+	test(" " + $o + " pgbench_branches [A-Za-z]+ " + $f + "$"))' \
+	<<<"$rows" >/dev/null ||
+	fail "pgbench_branches' rows are not named by its table and $file: $rows"
+jq -e 'all(.key | test("pgbench_branches|base/") | not)' <<<"$rows" \
+	>/dev/null || fail "a key has what was learned of the table: $rows"
+# A lock named before its relation's name was known has it now, and
+# the same key.
+jq -r --arg o "relation $db/$dl_oid " '.locks[] | select(.kind == "pg-lock"
+	and (.name | startswith($o))) | .name' <<<"$final"
+jq -e --arg o "$db/$dl_oid" '[.locks[] | select(.kind == "pg-lock" and
+	.key == "pg-lock:relation " + $o + " AccessShareLock")] |
+	length == 1 and (.[0].name | test("^relation " + $o +
+	" dl AccessShareLock( |$)"))' <<<"$final" >/dev/null ||
+	fail "dl's relation lock is not named by the table: $(jq -c \
+	'[.locks[] | select(.name | startswith("relation ")) | {name, key}]' \
+	<<<"$final")"
 # ... and is the most waited for: the server's lock waited for most
 # often is on it, a tuple lock or a wait for its updater's end.
 most=$(jq -c '[.locks[] | select(.kind == "pg-lock")] | max_by(.waits)' \

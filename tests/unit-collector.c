@@ -9,8 +9,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "collector.h"
 #include "internal.h"
@@ -204,6 +207,10 @@ static void test_providers(void **state)
 		assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 0), LT_ARG_MATCH);
 		assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 1), LT_ARG_OBJECT);
 		assert_true(lt_provider_kind_of(p->kind)->object_at[1] != 0);
+		/* ... and where its name and file are, learned too. */
+		assert_true(
+			lt_provider_kind_of(p->kind)->object_at[LT_AT_NAME] !=
+			0);
 	}
 	/* A row whose arguments do not parse is not attached. */
 	p = &(struct lt_provider_probe){
@@ -576,6 +583,67 @@ static void test_ksyms_map(void **state)
 	unlink(other);
 }
 
+/* Writes len bytes to dir/rel, making its directories. */
+static void put_file(const char *dir, const char *rel, size_t len)
+{
+	char path[PATH_MAX], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (slash = path + strlen(dir) + 1; (slash = strchr(slash, '/'));
+	     slash++) {
+		*slash = '\0';
+		assert_true(!mkdir(path, 0700) || errno == EEXIST);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	while (len--)
+		fputc('x', f);
+	fclose(f);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/*
+ * A PostgreSQL relation's file under a data directory: by its
+ * tablespace, database and file number; one without data (a rewritten
+ * relation's old file) or missing is none.
+ */
+static void test_relation_file(void **state)
+{
+	char dir[] = "/tmp/unit-pgdata.XXXXXX", out[128];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "base/5/16420", 8192);
+	put_file(dir, "base/5/16397", 0);
+	put_file(dir, "global/1262", 8192);
+	put_file(dir, "pg_tblspc/17000/PG_14_202107181/5/17001", 0);
+	put_file(dir, "pg_tblspc/17000/PG_15_202209061/5/17001", 8192);
+	assert_true(lt_relation_file(dir, 1663, 5, 16420, out, sizeof(out)));
+	assert_string_equal(out, "base/5/16420");
+	assert_false(lt_relation_file(dir, 1663, 5, 16397, out, sizeof(out)));
+	assert_false(lt_relation_file(dir, 1663, 5, 16398, out, sizeof(out)));
+	assert_false(lt_relation_file(dir, 1663, 6, 16420, out, sizeof(out)));
+	assert_true(lt_relation_file(dir, 1664, 0, 1262, out, sizeof(out)));
+	assert_string_equal(out, "global/1262");
+	assert_false(lt_relation_file(dir, 1664, 0, 1263, out, sizeof(out)));
+	/* A tablespace: the version's directory that has the file. */
+	assert_true(lt_relation_file(dir, 17000, 5, 17001, out, sizeof(out)));
+	assert_string_equal(out, "pg_tblspc/17000/PG_15_202209061/5/17001");
+	assert_false(lt_relation_file(dir, 17000, 5, 17002, out, sizeof(out)));
+	assert_false(lt_relation_file(dir, 17001, 5, 17001, out, sizeof(out)));
+	assert_int_equal(nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_cycles_bounds),
 		cmocka_unit_test(test_proc_threads),
 		cmocka_unit_test(test_providers),
+		cmocka_unit_test(test_relation_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

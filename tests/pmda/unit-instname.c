@@ -33,6 +33,12 @@ static const char *const rows[][2] = {
 	{ "fcntl", "/tmp/my file.db 100-200" },
 	/* A name that is another's tagged name. */
 	{ "futex", "tuple[pid:7] x" },
+	/* Relations named by their table and file too. */
+	{ "pg-lock",
+	  "tuple 5/16399 pgbench_tellers ExclusiveLock base/5/16402" },
+	{ "pg-lock",
+	  "transactionid on 5/16399 pgbench_tellers ShareLock base/5/16402" },
+	{ "pg-lock", "relation 5/16406 my table AccessShareLock base/5/16406" },
 };
 
 #define N_ROWS (sizeof(rows) / sizeof(rows[0]))
@@ -127,10 +133,38 @@ static void test_first_words(void **state)
 	assert_string_equal(name, "transactionid[pid:7] ExclusiveLock");
 }
 
+/*
+ * A lock named again, its relation's table and file learned since: its
+ * key is the same, so is its instance, which keeps the name it was
+ * given first (PCP's names do not change).
+ */
+static void test_named_again(void **state)
+{
+	pmInDom indom = pmInDom_build(511, 2);
+	static const char key[] = "pg-lock|tuple 5/16393 ExclusiveLock";
+	char *name;
+	int inst;
+
+	(void)state;
+	inst = ltpm_activate(indom, "tuple 5/16393 ExclusiveLock", key,
+			     sizeof(key) - 1, NULL, 0);
+	assert_true(inst >= 0);
+	assert_int_equal(ltpm_activate(indom,
+				       "tuple 5/16393 pgbench_branches "
+				       "ExclusiveLock base/5/16397",
+				       key, sizeof(key) - 1, NULL, 0),
+			 inst);
+	assert_int_equal(pmdaCacheLookup(indom, inst, &name, NULL),
+			 PMDA_CACHE_ACTIVE);
+	assert_string_equal(name, "tuple 5/16393 ExclusiveLock");
+	assert_int_equal(assert_heads_unique(indom), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_words),
+		cmocka_unit_test(test_named_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
