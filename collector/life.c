@@ -277,12 +277,7 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 						       LT_SPIN_HZ;
 	if (c->spin_hz)
 		c->spin->rodata->targ_sample_ns = 1000000000ULL / c->spin_hz;
-	if (c->spin_hz && !opts->spin_always)
-		c->spin->rodata->targ_tick_fn = spin_tick_fn(c);
-	/* Without the tick, the sampler runs always. */
-	c->spin_always = !c->spin->rodata->targ_tick_fn;
-	if (c->spin_always)
-		bpf_program__set_autoload(c->spin->progs.lt_spin_tick, false);
+	c->spin_always = !c->spin_hz || opts->spin_always;
 	return 0;
 }
 
@@ -337,9 +332,9 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 		/* Read now, while loading: /proc/kallsyms takes a few tenths
 		 * of a second, which would stretch the first interval that
 		 * meets a kernel lock. */
-		if (!c->ksyms)
-			c->ksyms = lt_ksyms_load_running();
+		c->ksyms = lt_ksyms_load_running();
 	}
+	spin_prepare(c);
 	ret = life_share_maps(c, c->spin->obj, "spin", err, err_len);
 	if (ret)
 		return ret;

@@ -330,7 +330,7 @@ void sites_judge(struct lt_collector *c);
 int spin_attach(struct lt_collector *c, char *err, size_t err_len);
 void spin_detach(struct lt_collector *c);
 void spin_judge(struct lt_collector *c);
-uint64_t spin_tick_fn(struct lt_collector *c);
+void spin_prepare(struct lt_collector *c);
 void spin_pace(struct lt_collector *c);
 void spin_sampler_read(struct lt_collector *c);
 int spin_threads_read(struct lt_collector *c);

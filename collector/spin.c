@@ -21,21 +21,28 @@
 #define CODE_AFTER 256 /* and from it on */
 
 /*
- * The scheduler tick's hrtimer function, which the probe's tick program
- * samples at: 0 where the kernel's symbols do not name it.
+ * Before the probe's load: the scheduler tick's hrtimer function, which
+ * its tick program samples at. Unless the sampler runs always, or the
+ * kernel's symbols do not name the function: then it does, and the tick
+ * program is not loaded. The symbols are read after the kernel lock
+ * probe's load, so that they name its programs in the stacks it takes.
  */
-uint64_t spin_tick_fn(struct lt_collector *c)
+void spin_prepare(struct lt_collector *c)
 {
 	static const char *const names[] = { "tick_nohz_handler",
 					     "tick_sched_timer" };
 	uint64_t addr = 0;
 	size_t i;
 
-	if (!c->ksyms)
+	if (!c->spin_always && !c->ksyms)
 		c->ksyms = lt_ksyms_load_running();
-	for (i = 0; c->ksyms && !addr && i < 2; i++)
+	for (i = 0; !c->spin_always && c->ksyms && !addr && i < 2; i++)
 		addr = lt_ksyms_addr(c->ksyms, names[i]);
-	return addr;
+	c->spin->rodata->targ_tick_fn = addr;
+	if (!addr) {
+		c->spin_always = true;
+		bpf_program__set_autoload(c->spin->progs.lt_spin_tick, false);
+	}
 }
 
 /* The sampler's events run (on) or not, from now on. */
