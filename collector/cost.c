@@ -42,6 +42,7 @@ static void objects(struct lt_collector *c, struct bpf_object **objs)
 	objs[PROBE_FILEIO] = c->fileio->obj;
 	objs[PROBE_KERNEL] = c->klock ? c->klock->obj : NULL;
 	objs[PROBE_SPIN] = c->spin->obj;
+	objs[PROBE_USDT] = usdt_object(c);
 }
 
 /* The runs each probe object counted, summed over CPUs. */

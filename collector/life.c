@@ -24,8 +24,9 @@
  * owns them, the others reuse its descriptors.
  */
 
-static const char *const probe_names[PROBE_NR] = { "futex", "filelock",
-						   "fileio", "kernel", "spin" };
+static const char *const probe_names[PROBE_NR] = { "futex",  "filelock",
+						   "fileio", "kernel",
+						   "spin",   "usdt" };
 
 static bool verbose_libbpf;
 

@@ -62,6 +62,7 @@ enum {
 	PROBE_FILEIO,
 	PROBE_KERNEL,
 	PROBE_SPIN,
+	PROBE_USDT,
 	PROBE_NR
 };
 
@@ -374,6 +375,8 @@ int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
 void usdt_scan(struct lt_collector *c);
 void usdt_follow(struct lt_collector *c);
 void usdt_close(struct lt_collector *c);
+/* The servers' probe object, once a server is traced; else NULL. */
+struct bpf_object *usdt_object(const struct lt_collector *c);
 bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 	       const struct lock_state *s, const struct lt_where *w);
 /* The locks of objects whose name or storage was learned since: named

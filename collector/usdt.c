@@ -92,7 +92,7 @@ static int load(struct lt_collector *c)
 	skel->rodata->targ_filter = f->rodata->targ_filter;
 	skel->rodata->targ_self = f->rodata->targ_self;
 	skel->rodata->targ_stacks = f->rodata->targ_stacks;
-	skel->rodata->targ_obj = LT_OBJ_NR; /* its runs are not counted */
+	skel->rodata->targ_obj = LT_OBJ_USDT;
 	skel->rodata->targ_pidns_ino = f->rodata->targ_pidns_ino;
 	skel->rodata->targ_pidns_level = f->rodata->targ_pidns_level;
 	set_keep(skel);
@@ -569,4 +569,9 @@ void usdt_close(struct lt_collector *c)
 	free(c->usdt->known);
 	free(c->usdt);
 	c->usdt = NULL;
+}
+
+struct bpf_object *usdt_object(const struct lt_collector *c)
+{
+	return c->usdt && c->usdt->skel ? c->usdt->skel->obj : NULL;
 }

@@ -128,6 +128,7 @@ enum lt_probe_obj {
 	LT_OBJ_FILEIO,
 	LT_OBJ_KERNEL,
 	LT_OBJ_SPIN,
+	LT_OBJ_USDT,
 	LT_OBJ_NR,
 };
 
