@@ -27,6 +27,9 @@ expect 2 "invalid retire time '-1'" --retire -1
 expect 2 "at most 31 days" --retire 99999999
 expect 2 "not both" -p 1 -- true
 expect 2 "requires an argument" --output
+expect 2 "invalid sampling rate '-3'" --spin-hz -3
+expect 2 "give one of them" --spin-always --spin-hz 0
+expect 2 "--spin-always and COMMAND trace here" --host local: --spin-always
 expect 2 "no process with PID 2147483" -p 2147483
 expect 1 "cannot write '/nonexistent/dir/x'" -o /nonexistent/dir/x -n 1
 
