@@ -25,7 +25,8 @@
  * its tick program samples at. Unless the sampler runs always, or the
  * kernel's symbols do not name the function: then it does, and the tick
  * program is not loaded. The symbols are read after the kernel lock
- * probe's load, so that they name its programs in the stacks it takes.
+ * probe's load, so that they name its programs in the stacks it takes;
+ * without that probe, nothing else needs them and they go.
  */
 void spin_prepare(struct lt_collector *c)
 {
@@ -38,6 +39,10 @@ void spin_prepare(struct lt_collector *c)
 		c->ksyms = lt_ksyms_load_running();
 	for (i = 0; !c->spin_always && c->ksyms && !addr && i < 2; i++)
 		addr = lt_ksyms_addr(c->ksyms, names[i]);
+	if (!c->klock) {
+		lt_ksyms_free(c->ksyms);
+		c->ksyms = NULL;
+	}
 	c->spin->rodata->targ_tick_fn = addr;
 	if (!addr) {
 		c->spin_always = true;
