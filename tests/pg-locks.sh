@@ -66,8 +66,12 @@ deadlock() {
 lt=$!
 wait_progs lt_usdt || fail "locktop did not attach to $pg_postgres"
 cat >"$tmpdir/count.bt" <<BT
-usdt:$pg_postgres:postgresql:lock__wait__done { @lock = count(); }
-usdt:$pg_postgres:postgresql:lwlock__wait__done { @lwlock = count(); }
+usdt:$pg_postgres:postgresql:lock__wait__done { @lock = count(); @all = count(); }
+usdt:$pg_postgres:postgresql:lwlock__wait__done { @lwlock = count(); @all = count(); }
+usdt:$pg_postgres:postgresql:lock__wait__start,
+usdt:$pg_postgres:postgresql:lwlock__wait__start,
+usdt:$pg_postgres:postgresql:deadlock__found,
+uprobe:$pg_postgres:XactLockTableWait { @all = count(); }
 BT
 bpftrace "$tmpdir/count.bt" >"$tmpdir/bt.out" 2>&1 &
 bt=$!
@@ -202,6 +206,10 @@ agree() {
 }
 agree "pg-lock waits" "$(ours pg-lock)" "$bt_lock"
 agree "pg-lwlock waits" "$(ours pg-lwlock)" "$bt_lwlock"
+# The servers' probe object counts its runs in the probes' cost: one
+# per probe hit, as many as bpftrace's on the same probes.
+agree "usdt probe runs" "$(jq '.probes.programs[] | select(.name == "usdt") |
+	.runs' <<<"$final")" "$(bt_count all)"
 
 # A backend's sleep on its semaphore inside an LWLock wait is that wait,
 # not counted again: the server's event waits are far fewer.
