@@ -569,15 +569,14 @@ static __always_inline void remember_comm(__u32 tgid)
 }
 
 /*
- * Adds one event of ns to a party of the lock. *slot is where the
- * party's figures are, when the caller kept it (LT_NO_SLOT when not),
- * and is set to it after.
+ * A party of the lock's figures, given a slot on first use. *slot is
+ * where they are, when the caller kept it (LT_NO_SLOT when not), and is
+ * set to it after; NULL when the party map is full.
  */
-static __always_inline void credit_at(const struct lt_lock_key *lock, __u32 id,
-				      __u32 role, __u64 ns, __s32 *slot)
+static __always_inline struct lt_party_stat *
+party_at(const struct lt_lock_key *lock, __u32 id, __u32 role, __s32 *slot)
 {
 	struct lt_party_key pk = { .lock = *lock, .tgid = id, .role = role };
-	struct lt_party_stat *ps;
 	bool created = false;
 	__u32 k;
 
@@ -586,17 +585,29 @@ static __always_inline void credit_at(const struct lt_lock_key *lock, __u32 id,
 				  LT_HIGH_PARTIES, &pk, LT_DROP_PARTIES_FULL,
 				  &created);
 	if (*slot == LT_NO_SLOT)
-		return;
+		return NULL;
 	/* The current task: name it while it lives. */
 	if (created && (role == LT_ROLE_WAITER || role == LT_ROLE_HOLDER_PROC))
 		remember_comm(id);
 	k = (__u32)*slot;
-	ps = bpf_map_lookup_elem(&parties, &k);
+	return bpf_map_lookup_elem(&parties, &k);
+}
+
+/* Adds one event of ns to a party's figures, if there are any. */
+static __always_inline void party_add(struct lt_party_stat *ps, __u64 ns)
+{
 	if (!ps)
 		return;
 	ps->count++;
 	ps->ns += ns;
 	ps->touched = epoch;
+}
+
+/* Adds one event of ns to a party of the lock; *slot as for party_at(). */
+static __always_inline void credit_at(const struct lt_lock_key *lock, __u32 id,
+				      __u32 role, __u64 ns, __s32 *slot)
+{
+	party_add(party_at(lock, id, role, slot), ns);
 }
 
 static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,

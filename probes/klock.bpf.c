@@ -24,13 +24,20 @@
 #include "common.bpf.h"
 #include "klock.bpf.h"
 
-/* One wait in progress. */
+/*
+ * One wait in progress, and where its figures go: found by its begin,
+ * for its end to add to (see place_wait()).
+ */
 struct kwait {
 	__u64 lock; /* 0: none */
 	__u64 ts;
 	__u32 flags;
 	__u32 owner; /* the owner's TID at the start, 0 when not known */
 	__u32 owner_tgid;
+	__u32 tgid; /* the waiting process */
+	__s32 slot; /* the lock's figures */
+	__s32 waiter_slot; /* the waiting process's */
+	__u32 gen; /* slot_gen when they were found */
 	__u32 pad;
 };
 
@@ -152,38 +159,6 @@ static __always_inline void owner_of(__u64 lock, struct kwait *w)
  */
 #define SPIN_STALE_NS 100000000ULL
 
-SEC("tp_btf/contention_begin")
-int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
-{
-	struct kwait *w;
-	__u32 zero = 0;
-	__u64 now;
-
-	count_run();
-	if (!wanted(current_ids() >> 32))
-		return 0;
-	if (spinning(flags)) {
-		w = bpf_map_lookup_elem(&kspin, &zero);
-	} else {
-		w = bpf_task_storage_get(&ksleep, bpf_get_current_task_btf(),
-					 NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!w)
-			count_drop(LT_DROP_START_FULL);
-	}
-	if (!w)
-		return 0;
-	now = bpf_ktime_get_ns();
-	if (w->lock && (!spinning(flags) || now - w->ts < SPIN_STALE_NS))
-		return 0; /* nested: see above */
-	w->flags = flags;
-	w->owner = 0;
-	if (!spinning(flags))
-		owner_of((__u64)lock, w);
-	w->ts = now;
-	w->lock = (__u64)lock;
-	return 0;
-}
-
 /* Whether lock is the i_rwsem of inode: then kw names that file. */
 static __always_inline bool inode_is(__u64 lock, struct inode *in,
 				     struct dentry *d, struct lt_kwhere *kw)
@@ -262,14 +237,15 @@ static __always_inline void name_klock(void *ctx, __u64 lock, __u32 flags,
 }
 
 /*
- * The figures of key, through this CPU's cache c (when there is one),
- * which then keeps this lock; *created when the lock is new. When the
- * cache keeps it, *waiter_slot points to where it keeps the waiting
+ * The slot of key's figures, through this CPU's cache c (when there is
+ * one), which then keeps this lock; *created when the lock is new. When
+ * the cache keeps it, *waiter_slot points to where it keeps the waiting
  * process's slot.
  */
-static __always_inline struct lt_lock_stat *
-cached_stat(struct kcache *c, const struct lt_lock_key *key, __u32 tgid,
-	    bool *created, __s32 **waiter_slot)
+static __always_inline __s32 cached_slot(struct kcache *c,
+					 const struct lt_lock_key *key,
+					 __u32 tgid, bool *created,
+					 __s32 **waiter_slot)
 {
 	__s32 slot;
 
@@ -280,43 +256,117 @@ cached_stat(struct kcache *c, const struct lt_lock_key *key, __u32 tgid,
 			c->waiter_slot = LT_NO_SLOT;
 		}
 		*waiter_slot = &c->waiter_slot;
-		return stat_at(c->slot);
+		return c->slot;
 	}
 	slot = slot_of(key, created);
 	if (!c || slot == LT_NO_SLOT)
-		return stat_at(slot);
+		return slot;
 	c->lock = key->start;
 	c->slot = slot;
 	c->gen = slot_gen;
 	c->tgid = tgid;
 	c->waiter_slot = LT_NO_SLOT;
 	*waiter_slot = &c->waiter_slot;
-	return stat_at(slot);
+	return slot;
 }
 
-/* A wait ended: its figures, its waiter and the owner it waited on. */
-static __always_inline void count_wait(void *ctx, const struct kwait *w,
-				       __u64 delta)
+static __always_inline struct lt_lock_key klock_key(__u64 lock)
 {
 	struct lt_lock_key key = {
-		.start = w->lock,
+		.start = lock,
 		.kind = LT_PK_KERNEL,
 		.shared = 1,
 	};
-	__u32 tgid = current_ids() >> 32, zero = 0;
-	struct lt_lock_stat *st;
+
+	return key;
+}
+
+/*
+ * Where the wait w starts to count: its lock's figures and its waiting
+ * process's, found (a new lock named) at the begin. A spinning wait's
+ * end runs with the lock taken, so that every CPU spinning behind it
+ * waits out what the end costs, while the begin runs as another holds
+ * the lock. Touched here, the figures are in this CPU's cache for the
+ * end, which only adds to them.
+ */
+static __always_inline void place_wait(void *ctx, struct kwait *w, __u64 lock,
+				       __u32 flags)
+{
+	struct lt_lock_key key = klock_key(lock);
 	__s32 none = LT_NO_SLOT, *waiter_slot = &none;
+	struct lt_party_stat *ps;
+	__u32 zero = 0;
 	bool created;
 
-	st = cached_stat(bpf_map_lookup_elem(&kcache, &zero), &key, tgid,
-			 &created, &waiter_slot);
+	w->slot = cached_slot(bpf_map_lookup_elem(&kcache, &zero), &key,
+			      w->tgid, &created, &waiter_slot);
+	w->gen = slot_gen;
+	if (!stat_at(w->slot)) {
+		w->waiter_slot = LT_NO_SLOT;
+		return;
+	}
+	if (created)
+		name_klock(ctx, lock, flags, w->tgid);
+	ps = party_at(&key, w->tgid, LT_ROLE_WAITER, waiter_slot);
+	if (ps)
+		ps->touched = epoch;
+	w->waiter_slot = *waiter_slot;
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
+{
+	__u32 tgid = current_ids() >> 32;
+	struct kwait *w;
+	__u32 zero = 0;
+
+	count_run();
+	if (!wanted(tgid))
+		return 0;
+	if (spinning(flags)) {
+		w = bpf_map_lookup_elem(&kspin, &zero);
+	} else {
+		w = bpf_task_storage_get(&ksleep, bpf_get_current_task_btf(),
+					 NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!w)
+			count_drop(LT_DROP_START_FULL);
+	}
+	if (!w)
+		return 0;
+	if (w->lock &&
+	    (!spinning(flags) || bpf_ktime_get_ns() - w->ts < SPIN_STALE_NS))
+		return 0; /* nested: see above */
+	w->lock = 0; /* a stale one ends here */
+	w->flags = flags;
+	w->owner = 0;
+	w->tgid = tgid;
+	if (!spinning(flags))
+		owner_of((__u64)lock, w);
+	place_wait(ctx, w, (__u64)lock, flags);
+	/* Last: what the begin costs is no part of the wait. */
+	w->ts = bpf_ktime_get_ns();
+	w->lock = (__u64)lock;
+	return 0;
+}
+
+/* A wait ended: its figures, its waiter and the owner it waited on. */
+static __always_inline void count_wait(void *ctx, struct kwait *w, __u64 delta)
+{
+	struct lt_lock_key key = klock_key(w->lock);
+	struct lt_lock_stat *st;
+	__u32 k;
+
+	/* Slots given back since the begin: found again. */
+	if (w->gen != slot_gen)
+		place_wait(ctx, w, w->lock, w->flags);
+	st = stat_at(w->slot);
 	if (!st)
 		return;
-	if (created)
-		name_klock(ctx, w->lock, w->flags, tgid);
 	add_wait(st, delta);
 	st->contended++;
-	credit_at(&key, tgid, LT_ROLE_WAITER, delta, waiter_slot);
+	k = (__u32)w->waiter_slot;
+	if (w->waiter_slot != LT_NO_SLOT)
+		party_add(bpf_map_lookup_elem(&parties, &k), delta);
 	if (!w->owner)
 		return;
 	st->last_holder = w->owner;
