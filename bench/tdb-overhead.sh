@@ -63,4 +63,8 @@ for w in tdb tdb-like; do
 		printf ' %9.3f' "$(median <"$tmp/$t" | awk -v b="$b" '{ print $1 / b }')"
 	done
 	echo
+	# How far apart the untraced runs alone fell: differences between
+	# tracers smaller than this spread are noise, not verdicts.
+	sort -g "$tmp/base" | awk -v w="$w" '{ a[NR] = $1 }
+		END { printf "%-8s untraced runs %.2f-%.2fs (%d)\n", "", a[1], a[NR], NR }'
 done
