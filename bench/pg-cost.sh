@@ -60,8 +60,7 @@ usdt:$pg_postgres:postgresql:lwlock__wait__start,
 usdt:$pg_postgres:postgresql:lwlock__wait__done,
 usdt:$pg_postgres:postgresql:lock__wait__start,
 usdt:$pg_postgres:postgresql:lock__wait__done,
-usdt:$pg_postgres:postgresql:deadlock__found,
-uprobe:$pg_postgres:XactLockTableWait { @n = count(); }
+usdt:$pg_postgres:postgresql:deadlock__found { @n = count(); }
 BT
 
 # The server's CPU time so far in microseconds: the postmaster's own and
@@ -107,7 +106,7 @@ start() {
 	esac
 	"$locktop" -b -d 1 -o /dev/null "${opts[@]}" &
 	tracer=$!
-	wait_progs '^lt_usdt_fn$' || fail "locktop did not attach"
+	wait_progs '^lt_usdt$' || fail "locktop did not attach"
 	sleep 1.2 # its first statistics window is over
 }
 

@@ -6,10 +6,7 @@
 /*
  * PostgreSQL (built with --enable-dtrace, as Debian's is). Waits only
  * by default: an LWLock's or a heavyweight lock's wait, from start to
- * done, and the deadlocks found by the waiting backend. A backend that
- * finds a row updated or locked by a transaction still running waits
- * for that transaction's end in XactLockTableWait(xid, Relation, ...),
- * entered only then: the relation names the wait.
+ * done, and the deadlocks found by the waiting backend.
  */
 const struct lt_provider_probe lt_provider_probes[] = {
 	{ "postgres", "postgresql", "lwlock__wait__start", LT_USDT_START,
@@ -22,12 +19,27 @@ const struct lt_provider_probe lt_provider_probes[] = {
 	  LT_KIND_PG_LOCK, "f1,f2,f3,f4,type,mode", true },
 	{ "postgres", "postgresql", "deadlock__found", LT_USDT_DEADLOCK,
 	  LT_KIND_PG_LOCK, "", true },
-	{ "postgres", NULL, "XactLockTableWait", LT_USDT_CONTEXT,
-	  LT_KIND_PG_LOCK, "match,object", true },
 };
 
 const size_t lt_n_provider_probes =
 	sizeof(lt_provider_probes) / sizeof(lt_provider_probes[0]);
+
+/*
+ * A backend that finds a row updated or locked by a transaction still
+ * running waits for that transaction's end in XactLockTableWait(xid,
+ * Relation, ctid, oper), which first pushes an error context: a frame
+ * {previous, callback, arg} on error_context_stack whose callback is
+ * XactLockTableWaitErrorCb and whose arg points to its
+ * XactLockTableWaitInfo {oper, Relation, ctid}. The relation names the
+ * wait (PostgreSQL 9.4 on).
+ */
+const struct lt_provider_context lt_provider_contexts[] = {
+	{ "postgres", "postgresql", "lock__wait__start", LT_KIND_PG_LOCK,
+	  "error_context_stack", "XactLockTableWait", 8, 16, 8 },
+};
+
+const size_t lt_n_provider_contexts =
+	sizeof(lt_provider_contexts) / sizeof(lt_provider_contexts[0]);
 
 /* LWLockMode */
 static const char *const pg_lwlock_modes[] = { "exclusive", "shared",
@@ -104,11 +116,10 @@ const struct lt_provider_kind *lt_provider_kind_of(enum lt_kind kind)
 static int arg_meaning(const char *s, size_t len)
 {
 	static const char *const names[] = {
-		[LT_ARG_NONE] = "-",	  [LT_ARG_NAME] = "name",
-		[LT_ARG_F1] = "f1",	  [LT_ARG_F2] = "f2",
-		[LT_ARG_F3] = "f3",	  [LT_ARG_F4] = "f4",
-		[LT_ARG_TYPE] = "type",	  [LT_ARG_MODE] = "mode",
-		[LT_ARG_MATCH] = "match", [LT_ARG_OBJECT] = "object",
+		[LT_ARG_NONE] = "-",	[LT_ARG_NAME] = "name",
+		[LT_ARG_F1] = "f1",	[LT_ARG_F2] = "f2",
+		[LT_ARG_F3] = "f3",	[LT_ARG_F4] = "f4",
+		[LT_ARG_TYPE] = "type", [LT_ARG_MODE] = "mode",
 	};
 	size_t i;
 

@@ -17,15 +17,33 @@
 
 struct lt_provider_probe {
 	const char *binary; /* the executable's base name */
-	const char *provider; /* NULL: probe is a function, entered */
+	const char *provider;
 	const char *probe;
 	enum lt_usdt_event event;
 	enum lt_kind kind;
 	/* What each argument means, in order, comma-separated: name
-	 * (a string), f1 to f4 (the object's fields), type, mode, or -;
-	 * a function's: match and object (usdt.h). */
+	 * (a string), f1 to f4 (the object's fields), type, mode, or -
+	 * (usdt.h). */
 	const char *args;
 	bool on; /* attached by default */
+};
+
+/*
+ * A context that names the object of waits inside a function of the
+ * server, read at the waits' start probe (struct lt_usdt_ctx_site): the
+ * global variable that holds the innermost frame of the chain, the
+ * function whose frame it is (its code takes the address of the frame's
+ * function, and of no other code), and the offsets in the frame and in
+ * its argument.
+ */
+struct lt_provider_context {
+	const char *binary;
+	const char *provider;
+	const char *probe; /* the start probe, of one site */
+	enum lt_kind kind;
+	const char *global;
+	const char *within;
+	uint16_t fn_at, arg_at, obj_at;
 };
 
 /* An object type of a kind: its name, and which fields name it. */
@@ -52,11 +70,18 @@ struct lt_provider_kind {
 
 extern const struct lt_provider_probe lt_provider_probes[];
 extern const size_t lt_n_provider_probes;
+extern const struct lt_provider_context lt_provider_contexts[];
+extern const size_t lt_n_provider_contexts;
 extern const struct lt_provider_kind lt_provider_kinds[];
 extern const size_t lt_n_provider_kinds;
 
 /* A kind from a server's probes: lt_provider_kinds' row, or NULL. */
 const struct lt_provider_kind *lt_provider_kind_of(enum lt_kind kind);
+
+/* Where the context of the binary at path is (usdtctx.c); -1 when the
+ * binary lacks what it needs. */
+int lt_usdt_ctx_site(const char *path, const struct lt_provider_context *pc,
+		     struct lt_usdt_ctx_site *out);
 
 /* The cookie (usdt.h) of a row; 0 when its args do not parse. */
 uint64_t lt_provider_cookie(const struct lt_provider_probe *p);

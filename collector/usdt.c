@@ -32,6 +32,7 @@ struct usdt_state {
 	size_t n_links, cap_links;
 	char bins[USDT_MAX_BINARIES][PATH_MAX]; /* binaries attached */
 	size_t n_bins;
+	size_t n_ctx; /* entries of map ctx_sites in use */
 	/* The objects the probes learned (map objects), as the locks
 	 * are named by: their copy, for a lock named after the object
 	 * left the map, and to tell which changed. */
@@ -109,15 +110,25 @@ static int load(struct lt_collector *c)
 	return 0;
 }
 
-/* A function of the binary, entered: a uprobe at its symbol. */
-static struct bpf_link *attach_function(struct usdt_bpf *skel, const char *path,
-					const char *func, uint64_t cookie)
+/* Tells the usdt object where the binary's wait contexts are. */
+static void place_contexts(struct lt_collector *c, const char *path,
+			   const char *binary)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func,
-		    .bpf_cookie = cookie);
+	struct usdt_state *u = c->usdt;
+	struct lt_usdt_ctx_site site;
+	size_t i;
+	__u32 k;
 
-	return bpf_program__attach_uprobe_opts(skel->progs.lt_usdt_fn, -1, path,
-					       0, &opts);
+	for (i = 0; i < lt_n_provider_contexts; i++) {
+		if (strcmp(lt_provider_contexts[i].binary, binary) ||
+		    u->n_ctx >= LT_USDT_CTX_SITES ||
+		    lt_usdt_ctx_site(path, &lt_provider_contexts[i], &site))
+			continue;
+		k = (__u32)u->n_ctx;
+		if (!bpf_map_update_elem(bpf_map__fd(u->skel->maps.ctx_sites),
+					 &k, &site, BPF_ANY))
+			u->n_ctx++;
+	}
 }
 
 /* Attaches the table's probes of binary (its base name) to path. */
@@ -142,16 +153,13 @@ static void attach_binary(struct lt_collector *c, const char *path,
 			continue;
 		/* Every process of the binary, now and later; the probe
 		 * itself keeps to the traced set. */
-		if (p->provider)
-			link = bpf_program__attach_usdt(u->skel->progs.lt_usdt,
-							-1, path, p->provider,
-							p->probe, &opts);
-		else
-			link = attach_function(u->skel, path, p->probe,
-					       opts.usdt_cookie);
+		link = bpf_program__attach_usdt(u->skel->progs.lt_usdt, -1,
+						path, p->provider, p->probe,
+						&opts);
 		if (link)
 			u->links[u->n_links++] = link;
 	}
+	place_contexts(c, path, binary);
 }
 
 static bool attached(const struct usdt_state *u, const char *path)

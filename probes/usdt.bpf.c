@@ -11,11 +11,13 @@
  * heavyweight lock's wait): the outer one is kept aside until the inner
  * one is done.
  *
- * A function of the server, entered (lt_usdt_fn), names the object of
- * the thread's next wait: PostgreSQL's XactLockTableWait, the relation
- * whose row made the backend wait for a transaction's end. It also
- * tells the object's name and storage (the table's name and file), for
- * the collector to name every lock of that object by (map objects).
+ * A wait inside a function of the server that tells its object in a
+ * frame of the server's own (PostgreSQL's XactLockTableWait, the
+ * relation whose row made the backend wait for a transaction's end, in
+ * its error context) is named by that object, read at the wait's start
+ * where ctx_sites says: no probe of its own, no trap. The object's name
+ * and storage (the table's name and file) are learned too, for the
+ * collector to name every lock of that object by (map objects).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -51,18 +53,14 @@ struct {
 	__type(value, struct lt_inflight);
 } outer SEC(".maps");
 
-/* The object of the thread's next wait, from a function entered. */
-struct usdt_context {
-	__u64 match; /* the wait's field 1; 0: none */
-	__u64 field[2];
-};
-
+/* Where waits' contexts are, per binary and start probe: filled by the
+ * collector as it attaches (struct lt_usdt_ctx_site). */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct usdt_context);
-} context SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_USDT_CTX_SITES);
+	__type(key, __u32);
+	__type(value, struct lt_usdt_ctx_site);
+} ctx_sites SEC(".maps");
 
 struct usdt_args {
 	__u64 field[4];
@@ -108,17 +106,89 @@ static __always_inline void read_args(struct pt_regs *ctx, __u64 cookie,
 	}
 }
 
-/* A wait of the thread's context (its field 1 is the match) has the
- * context's fields; another has none. The fields to keep. */
-static __always_inline __u8 from_context(struct usdt_args *a)
-{
-	struct usdt_context *c;
+static __always_inline void learn_object(__u32 kind, const volatile __u16 *at,
+					 __u64 obj, __u64 p, const __u32 *f);
 
-	c = bpf_task_storage_get(&context, bpf_get_current_task_btf(), NULL, 0);
-	if (!c || !c->match || c->match != a->field[0])
+/*
+ * Fields 1 and 2 of the object at obj into f, and its name learned; false
+ * when the structure is not of the layout expected (its check fails).
+ */
+static __always_inline bool object_fields(__u32 kind, __u64 obj, __u32 *f)
+{
+	const volatile __u16 *at;
+	__u32 check = 0;
+	__u64 p = 0;
+
+	at = targ_object_at[(kind - LT_PK_USDT_FIRST) & (LT_USDT_KINDS - 1)];
+	if (!obj ||
+	    bpf_probe_read_user(&f[0], 4, (const void *)(obj + at[LT_AT_F1])) ||
+	    bpf_probe_read_user(&f[1], 4, (const void *)(obj + at[LT_AT_F2])) ||
+	    bpf_probe_read_user(&p, 8, (const void *)(obj + at[LT_AT_CHECK])) ||
+	    bpf_probe_read_user(&check, 4, (const void *)p) || check != f[1])
+		return false;
+	learn_object(kind, at, obj, p, f);
+	return true;
+}
+
+/*
+ * The object of the context frame whose function is at fn, among the
+ * innermost LT_USDT_CTX_DEPTH frames of the chain whose innermost is at
+ * the variable at head; 0: none. A function of its own, verified once.
+ */
+__noinline __u64 lt_context_object(__u64 head, __u64 fn, __u32 fn_at,
+				   __u32 arg_at, __u32 obj_at)
+{
+	__u64 frame = 0, f = 0, arg = 0, obj = 0;
+	__u32 i;
+
+	if (bpf_probe_read_user(&frame, 8, (const void *)head))
 		return 0;
-	a->field[0] = c->field[0];
-	a->field[1] = c->field[1];
+	for (i = 0; i < LT_USDT_CTX_DEPTH && frame; i++) {
+		if (bpf_probe_read_user(&f, 8, (const void *)(frame + fn_at)))
+			return 0;
+		if (f == fn) {
+			if (bpf_probe_read_user(&arg, 8,
+						(const void *)(frame + arg_at)) ||
+			    bpf_probe_read_user(&obj, 8,
+						(const void *)(arg + obj_at)))
+				return 0;
+			return obj;
+		}
+		/* The next frame out: each begins with the one before. */
+		if (bpf_probe_read_user(&frame, 8, (const void *)frame))
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * A wait whose context names its object (see ctx_sites) has that
+ * object's fields 1 and 2; another has none. The fields to keep. The
+ * binary is the one whose start probe, moved by a whole number of pages
+ * (its load bias), is where this one was hit.
+ */
+static __always_inline __u8 from_context(struct pt_regs *ctx, __u32 kind,
+					 struct usdt_args *a)
+{
+	__u64 ip = PT_REGS_IP(ctx), base, obj;
+	struct lt_usdt_ctx_site *s = NULL;
+	__u32 i, k, f[2] = {};
+
+	for (i = 0; i < LT_USDT_CTX_SITES; i++) {
+		k = i; /* the counter stays in a register */
+		s = bpf_map_lookup_elem(&ctx_sites, &k);
+		if (s && s->site && s->kind == kind && !((ip - s->site) & 0xfff))
+			break;
+	}
+	if (i >= LT_USDT_CTX_SITES || !s)
+		return 0;
+	base = ip - s->site;
+	obj = lt_context_object(base + s->global, base + s->fn, s->fn_at,
+				s->arg_at, s->obj_at);
+	if (!object_fields(kind, obj, f))
+		return 0;
+	a->field[0] = f[0];
+	a->field[1] = f[1];
 	return 0x3;
 }
 
@@ -135,7 +205,7 @@ static __always_inline void lock_of(struct pt_regs *ctx, __u64 cookie,
 		keep = targ_keep[(kind - LT_PK_USDT_FIRST) & (LT_USDT_KINDS - 1)]
 				[a.type & (LT_USDT_TYPES - 1)];
 	if (keep & LT_KEEP_CONTEXT)
-		keep = from_context(&a);
+		keep = from_context(ctx, kind, &a);
 	for (i = 0; i < 4; i++)
 		if (!(keep & (1U << i)))
 			a.field[i] = 0;
@@ -256,20 +326,6 @@ static __always_inline int deadlock(__u64 cookie)
 	return 0;
 }
 
-static __always_inline __u64 function_arg(struct pt_regs *ctx, __u32 i)
-{
-	switch (i) {
-	case 0:
-		return PT_REGS_PARM1(ctx);
-	case 1:
-		return PT_REGS_PARM2(ctx);
-	case 2:
-		return PT_REGS_PARM3(ctx);
-	default:
-		return PT_REGS_PARM4(ctx);
-	}
-}
-
 /* The same object: all but who told it and when. */
 static __always_inline bool same_object(const struct lt_usdt_object *a,
 					const struct lt_usdt_object *b)
@@ -320,57 +376,6 @@ static __always_inline void learn_object(__u32 kind, const volatile __u16 *at,
 	o.read_at = now;
 	if (!bpf_map_update_elem(&objects, &key, &o, BPF_ANY))
 		__sync_fetch_and_add(&objects_changed, 1);
-}
-
-/*
- * A function entered, whose arguments name the object of the thread's
- * next wait: a match value, and a pointer to a structure that holds
- * the object's fields. A structure whose layout is not the one expected
- * (its check fails) names nothing.
- */
-static __always_inline int enter_context(struct pt_regs *ctx, __u64 cookie)
-{
-	__u32 kind = LT_USDT_COOKIE_KIND(cookie), i, m, f[2] = {}, check = 0;
-	const volatile __u16 *at;
-	struct usdt_context c = {}, *s;
-	__u64 obj = 0, p = 0;
-
-	if (!wanted(current_ids() >> 32))
-		return 0;
-	for (i = 0; i < 4; i++) {
-		m = LT_USDT_COOKIE_ARG(cookie, i);
-		if (m == LT_ARG_MATCH)
-			c.match = (__u32)function_arg(ctx, i);
-		else if (m == LT_ARG_OBJECT)
-			obj = function_arg(ctx, i);
-	}
-	at = targ_object_at[(kind - LT_PK_USDT_FIRST) & (LT_USDT_KINDS - 1)];
-	if (!obj ||
-	    bpf_probe_read_user(&f[0], 4, (const void *)(obj + at[LT_AT_F1])) ||
-	    bpf_probe_read_user(&f[1], 4, (const void *)(obj + at[LT_AT_F2])) ||
-	    bpf_probe_read_user(&p, 8, (const void *)(obj + at[LT_AT_CHECK])) ||
-	    bpf_probe_read_user(&check, 4, (const void *)p) || check != f[1])
-		c.match = 0;
-	else
-		learn_object(kind, at, obj, p, f);
-	c.field[0] = f[0];
-	c.field[1] = f[1];
-	s = bpf_task_storage_get(&context, bpf_get_current_task_btf(), NULL,
-				 c.match ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	if (s)
-		*s = c;
-	return 0;
-}
-
-SEC("uprobe")
-int lt_usdt_fn(struct pt_regs *ctx)
-{
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-
-	count_run();
-	if (LT_USDT_COOKIE_EVENT(cookie) == LT_USDT_CONTEXT)
-		return enter_context(ctx, cookie);
-	return 0;
 }
 
 SEC("usdt")

@@ -7,10 +7,6 @@
  *   bits 8-11    the event (enum lt_usdt_event)
  *   bits 16-63   what argument i means, 4 bits each (enum lt_usdt_arg)
  *
- * A probe may also be a function of the server, entered (a uprobe; its
- * arguments are the function's): its arguments name the object of the
- * thread's next wait, the thread's context (LT_USDT_CONTEXT).
- *
  * A wait's lock is named by its arguments:
  *   dev_or_tgid  field 1 << 32 | field 2
  *   ino          field 3 << 32 | field 4
@@ -18,9 +14,9 @@
  *   end          type << 32 | mode
  * The fields a type keeps are in targ_keep (the others read as 0), so
  * that, say, the waits for any transaction's end are one lock. A type
- * with LT_KEEP_CONTEXT keeps none of its own: a wait whose field 1 is
- * the thread's context's match value has fields 1 and 2 of the
- * context's object (PostgreSQL: the relation of the row for which a
+ * with LT_KEEP_CONTEXT keeps none of its own: a wait inside a context
+ * that names an object (struct lt_usdt_ctx_site) has fields 1 and 2 of
+ * that object (PostgreSQL: the relation of the row for which a
  * transaction's end is waited for), and other waits have none.
  */
 #ifndef LOCKTOP_PROBES_USDT_H
@@ -31,7 +27,6 @@ enum lt_usdt_event {
 	LT_USDT_START, /* a thread starts to wait */
 	LT_USDT_DONE, /* ... and ends the wait */
 	LT_USDT_DEADLOCK, /* the waiting thread found a deadlock */
-	LT_USDT_CONTEXT, /* a function entered: the next wait's object */
 };
 
 enum lt_usdt_arg {
@@ -43,14 +38,36 @@ enum lt_usdt_arg {
 	LT_ARG_F4,
 	LT_ARG_TYPE, /* the object's type, which fields it keeps */
 	LT_ARG_MODE, /* how it is wanted */
-	LT_ARG_MATCH, /* a context's: the next wait's field 1 */
-	LT_ARG_OBJECT, /* a context's: a pointer to fields 1 and 2 */
 };
 
 #define LT_KEEP_CONTEXT 0x10 /* targ_keep: fields from the context */
 
 /*
- * Where an LT_ARG_OBJECT holds what it says of the object, by offset
+ * Where a wait's context is, read at its start (map ctx_sites, one entry
+ * per binary and start probe): the server keeps a chain of frames, the
+ * innermost at the global variable at global, each beginning with a
+ * pointer to the one before it and holding a function (at fn_at) and its
+ * argument (at arg_at). The frame whose function is at fn, pushed by the
+ * server's function that the wait is inside of, has at its argument, at
+ * obj_at, a pointer to the wait's object. Addresses are the binary's
+ * own, before its load bias; site is the start probe's, which tells the
+ * bias from where the probe is hit. kind 0: an entry not in use.
+ */
+struct lt_usdt_ctx_site {
+	__u64 site;
+	__u64 global;
+	__u64 fn;
+	__u16 fn_at;
+	__u16 arg_at;
+	__u16 obj_at;
+	__u16 kind;
+};
+
+#define LT_USDT_CTX_SITES 8 /* binaries with contexts, at most */
+#define LT_USDT_CTX_DEPTH 4 /* frames looked through, innermost first */
+
+/*
+ * Where a context's object holds what it says of the object, by offset
  * (targ_object_at; the table of kinds' object_at). The structure at the
  * pointer at LT_AT_CHECK begins with field 2 again, or the structure is
  * not of the layout expected and names nothing. Its storage and name

@@ -70,8 +70,7 @@ usdt:$pg_postgres:postgresql:lock__wait__done { @lock = count(); @all = count();
 usdt:$pg_postgres:postgresql:lwlock__wait__done { @lwlock = count(); @all = count(); }
 usdt:$pg_postgres:postgresql:lock__wait__start,
 usdt:$pg_postgres:postgresql:lwlock__wait__start,
-usdt:$pg_postgres:postgresql:deadlock__found,
-uprobe:$pg_postgres:XactLockTableWait { @all = count(); }
+usdt:$pg_postgres:postgresql:deadlock__found { @all = count(); }
 BT
 bpftrace "$tmpdir/count.bt" >"$tmpdir/bt.out" 2>&1 &
 bt=$!
@@ -168,7 +167,8 @@ jq -e --arg re "^(tuple|transactionid on) $db/$branches " '.name | test($re)' \
 	<<<"$most" >/dev/null ||
 	fail "pgbench_branches is not the most waited for: $most"
 # The waits for a transaction's end are named by the row's relation
-# (the server's RelationData read at XactLockTableWait): almost all.
+# (the server's RelationData, read from XactLockTableWait's error context
+# at the wait's start): almost all.
 jq -e '[.locks[] | select(.kind == "pg-lock" and
 	(.name | startswith("transactionid "))) |
 	{on: (.name | startswith("transactionid on ")), waits}] |

@@ -196,21 +196,21 @@ static void test_providers(void **state)
 	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 3), LT_ARG_F4);
 	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 4), LT_ARG_TYPE);
 	assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 5), LT_ARG_MODE);
-	/* A function's row: which argument is the match, which the
-	 * object, whose kind says where the object's fields are. */
-	for (i = 0; i < lt_n_provider_probes; i++) {
-		p = &lt_provider_probes[i];
-		if (p->provider)
-			continue;
-		cookie = lt_provider_cookie(p);
-		assert_int_equal(LT_USDT_COOKIE_EVENT(cookie), LT_USDT_CONTEXT);
-		assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 0), LT_ARG_MATCH);
-		assert_int_equal(LT_USDT_COOKIE_ARG(cookie, 1), LT_ARG_OBJECT);
-		assert_true(lt_provider_kind_of(p->kind)->object_at[1] != 0);
-		/* ... and where its name and file are, learned too. */
+	/* A context row: its kind says where the object's fields, name
+	 * and file are; a binary without its symbols has no context. */
+	for (i = 0; i < lt_n_provider_contexts; i++) {
+		const struct lt_provider_context *pc = &lt_provider_contexts[i];
+		struct lt_usdt_ctx_site site;
+
+		assert_non_null(lt_provider_kind_of(pc->kind));
+		assert_true(lt_provider_kind_of(pc->kind)->object_at[1] != 0);
 		assert_true(
-			lt_provider_kind_of(p->kind)->object_at[LT_AT_NAME] !=
+			lt_provider_kind_of(pc->kind)->object_at[LT_AT_NAME] !=
 			0);
+		assert_true(pc->fn_at != pc->arg_at);
+		assert_int_equal(lt_usdt_ctx_site("/nonexistent", pc, &site),
+				 -1);
+		assert_int_equal(lt_usdt_ctx_site("/bin/true", pc, &site), -1);
 	}
 	/* A row whose arguments do not parse is not attached. */
 	p = &(struct lt_provider_probe){
