@@ -3,8 +3,8 @@
 # scale 1) untraced and under tracers, in alternating rounds so that
 # machine noise hits all alike. Prints each round, the medians, their
 # ratio to untraced (1 is free), the server's CPU time per transaction
-# (its ratio too: what a CPU-bound server keeps) and the tracer's own
-# CPU time.
+# (its ratio too: what a CPU-bound server keeps), the tracer's own
+# CPU time, and with bt-usdt the server's probe hits per transaction.
 #
 #   bench/pg-cost.sh [BUILD_DIR] [ROUNDS] [SECONDS]
 #
@@ -73,7 +73,8 @@ server_us() {
 		"/proc/$(pg_postmaster_pid)/stat"
 }
 
-# One round: "TPS US" with US the server's CPU time per transaction.
+# One round: "TPS US N" with US the server's CPU time per transaction
+# and N the transactions.
 round() {
 	local c0 c1
 	c0=$(server_us)
@@ -83,7 +84,7 @@ round() {
 	c1=$(server_us)
 	awk -v c="$((c1 - c0))" '/^tps/ { tps = $3 }
 		/^number of transactions actually processed/ { n = $NF }
-		END { printf "%.1f %.1f\n", tps, c / n }' "$tmpdir/bench.log"
+		END { printf "%.1f %.1f %d\n", tps, c / n, n }' "$tmpdir/bench.log"
 }
 
 # start CONFIG: the tracer, in the background and attached; $tracer.
@@ -122,16 +123,20 @@ printf '\n%-6s %9s %6s' '' tps us/txn
 for c in $configs; do printf ' %9s %6s %5s' tps us/txn cpu-s; done
 echo
 for r in $(seq "$rounds"); do
-	read -r u us < <(round)
+	read -r u us _ < <(round)
 	echo "$u" >>"$tmpdir/untraced.tps"
 	echo "$us" >>"$tmpdir/untraced.us"
 	printf '%-6s %9.1f %6.1f' "$r" "$u" "$us"
 	for c in $configs; do
 		start "$c"
 		c0=$(cpu_s)
-		read -r t ts < <(round)
+		read -r t ts n < <(round)
 		c1=$(cpu_s)
 		stop_tracer
+		# bpftrace's count of the server's probe hits, printed at its
+		# exit: hits per transaction.
+		[ "$c" != bt-usdt ] || awk -v n="$n" '$1 == "@n:" { print $2 / n }' \
+			"$tmpdir/bt.out" >>"$tmpdir/hits"
 		echo "$t" >>"$tmpdir/$c.tps"
 		echo "$ts" >>"$tmpdir/$c.us"
 		printf ' %9.1f %6.1f %5.2f' "$t" "$ts" "$(awk -v a="$c0" \
@@ -168,3 +173,8 @@ for c in $configs; do
 			awk '{ print $1 / $2 }' | median)" ''
 done
 echo
+# What the server's probes cost at least: their hits per transaction,
+# each a trap (bench/uprobe-floor.sh measures one here).
+[ ! -s "$tmpdir/hits" ] ||
+	printf 'uprobe hits per transaction (bt-usdt, median): %.1f\n' \
+		"$(median <"$tmpdir/hits")"

@@ -5,7 +5,7 @@
 # calls, in alternating rounds. The difference is the hit: the trap into
 # the kernel, the step past the probed instruction, the return, and the
 # least a program does. A server's probes cost it at least its hits per
-# transaction times this (bench/pg-cost.sh prints both).
+# transaction times this (bench/pg-cost.sh prints those hits).
 #
 #   bench/uprobe-floor.sh [BUILD_DIR] [ROUNDS]
 #
