@@ -147,8 +147,8 @@ __noinline __u64 lt_context_object(__u64 head, __u64 fn, __u32 fn_at,
 		if (bpf_probe_read_user(&f, 8, (const void *)(frame + fn_at)))
 			return 0;
 		if (f == fn) {
-			if (bpf_probe_read_user(&arg, 8,
-						(const void *)(frame + arg_at)) ||
+			if (bpf_probe_read_user(
+				    &arg, 8, (const void *)(frame + arg_at)) ||
 			    bpf_probe_read_user(&obj, 8,
 						(const void *)(arg + obj_at)))
 				return 0;
@@ -177,7 +177,8 @@ static __always_inline __u8 from_context(struct pt_regs *ctx, __u32 kind,
 	for (i = 0; i < LT_USDT_CTX_SITES; i++) {
 		k = i; /* the counter stays in a register */
 		s = bpf_map_lookup_elem(&ctx_sites, &k);
-		if (s && s->site && s->kind == kind && !((ip - s->site) & 0xfff))
+		if (s && s->site && s->kind == kind &&
+		    !((ip - s->site) & 0xfff))
 			break;
 	}
 	if (i >= LT_USDT_CTX_SITES || !s)
