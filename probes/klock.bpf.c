@@ -57,17 +57,26 @@ struct {
 
 /*
  * The lock this CPU last counted a wait on, where its figures are and
- * where its waiting process's are: a contended lock is met again and
- * again, and its ends then count without hashing. A spinning wait's end
- * runs with the lock taken, so what it costs lengthens every wait
- * behind it. Slots found before slot_gen moved are looked up again.
+ * where its waiting processes' are: a contended lock is met again and
+ * again, by many processes in turn, and its waits then count without
+ * hashing. A process's slot is in waiters[tgid % KWAITERS], good while
+ * that entry's tag is the cache's (the tag moves when the lock does).
+ * Slots found before slot_gen moved are looked up again.
  */
+#define KWAITERS 256 /* a power of two */
+
 struct kcache {
 	__u64 lock;
 	__s32 slot;
-	__s32 waiter_slot;
-	__u32 tgid;
 	__u32 gen;
+	__u32 tag;
+	__u32 pad;
+	struct {
+		__u32 tgid;
+		__s32 slot;
+		__u32 tag;
+		__u32 pad;
+	} waiters[KWAITERS];
 };
 
 struct {
@@ -239,35 +248,34 @@ static __always_inline void name_klock(void *ctx, __u64 lock, __u32 flags,
 /*
  * The slot of key's figures, through this CPU's cache c (when there is
  * one), which then keeps this lock; *created when the lock is new. When
- * the cache keeps it, *waiter_slot points to where it keeps the waiting
- * process's slot.
+ * the cache keeps it, *waiter_slot points to where it keeps the slot of
+ * the waiting process tgid's figures (LT_NO_SLOT until it is found).
  */
 static __always_inline __s32 cached_slot(struct kcache *c,
 					 const struct lt_lock_key *key,
 					 __u32 tgid, bool *created,
 					 __s32 **waiter_slot)
 {
+	__u32 i = tgid & (KWAITERS - 1);
 	__s32 slot;
 
 	*created = false;
-	if (c && c->lock == key->start && c->gen == slot_gen) {
-		if (c->tgid != tgid) {
-			c->tgid = tgid;
-			c->waiter_slot = LT_NO_SLOT;
-		}
-		*waiter_slot = &c->waiter_slot;
-		return c->slot;
+	if (!c || c->lock != key->start || c->gen != slot_gen) {
+		slot = slot_of(key, created);
+		if (!c || slot == LT_NO_SLOT)
+			return slot;
+		c->lock = key->start;
+		c->slot = slot;
+		c->gen = slot_gen;
+		c->tag++;
 	}
-	slot = slot_of(key, created);
-	if (!c || slot == LT_NO_SLOT)
-		return slot;
-	c->lock = key->start;
-	c->slot = slot;
-	c->gen = slot_gen;
-	c->tgid = tgid;
-	c->waiter_slot = LT_NO_SLOT;
-	*waiter_slot = &c->waiter_slot;
-	return slot;
+	if (c->waiters[i].tag != c->tag || c->waiters[i].tgid != tgid) {
+		c->waiters[i].tag = c->tag;
+		c->waiters[i].tgid = tgid;
+		c->waiters[i].slot = LT_NO_SLOT;
+	}
+	*waiter_slot = &c->waiters[i].slot;
+	return c->slot;
 }
 
 static __always_inline struct lt_lock_key klock_key(__u64 lock)
