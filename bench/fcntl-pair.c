@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "count_arg.h"
 
 #define WARMUP_MAX 100000UL
 
@@ -56,23 +57,6 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "Print one JSON object", 0 },
 	{},
 };
-
-/* A count of at least 1, or an argp error. */
-static error_t parse_count(const char *arg, struct argp_state *state,
-			   unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(arg, &end, 0);
-	if (errno || end == arg || *end || v < 1 || arg[0] == '-') {
-		argp_error(state, "invalid count '%s'", arg);
-		return EINVAL;
-	}
-	*out = v;
-	return 0;
-}
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {

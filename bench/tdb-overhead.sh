@@ -65,6 +65,6 @@ for w in tdb tdb-like; do
 	echo
 	# How far apart the untraced runs alone fell: differences between
 	# tracers smaller than this spread are noise, not verdicts.
-	sort -g "$tmp/base" | awk -v w="$w" '{ a[NR] = $1 }
+	sort -g "$tmp/base" | awk '{ a[NR] = $1 }
 		END { printf "%-8s untraced runs %.2f-%.2fs (%d)\n", "", a[1], a[NR], NR }'
 done

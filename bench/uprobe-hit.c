@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "count_arg.h"
 
 static struct {
 	unsigned long calls;
@@ -30,16 +31,9 @@ static const struct argp_option options[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	char *end;
-
 	switch (key) {
 	case 'n':
-		errno = 0;
-		env.calls = strtoul(arg, &end, 10);
-		if (errno || *end || !*arg || !env.calls || *arg == '-')
-			argp_error(state, "bad count '%s': want 1 or more",
-				   arg);
-		return 0;
+		return parse_count(arg, state, &env.calls);
 	case 'j':
 		env.json = true;
 		return 0;
