@@ -37,8 +37,8 @@ struct kwait {
 	__u32 tgid; /* the waiting process */
 	__s32 slot; /* the lock's figures */
 	__s32 waiter_slot; /* the waiting process's */
+	__s32 owner_slot; /* the owner's process's, if there is an owner */
 	__u32 gen; /* slot_gen when they were found */
-	__u32 pad;
 };
 
 struct {
@@ -290,8 +290,8 @@ static __always_inline struct lt_lock_key klock_key(__u64 lock)
 }
 
 /*
- * Where the wait w starts to count: its lock's figures and its waiting
- * process's, found (a new lock named) at the begin. A spinning wait's
+ * Where the wait w starts to count: its lock's figures, its waiting
+ * process's and its owner's, found (a new lock named) at the begin. A spinning wait's
  * end runs with the lock taken, so that every CPU spinning behind it
  * waits out what the end costs, while the begin runs as another holds
  * the lock. Touched here, the figures are in this CPU's cache for the
@@ -309,16 +309,29 @@ static __always_inline void place_wait(void *ctx, struct kwait *w, __u64 lock,
 	w->slot = cached_slot(bpf_map_lookup_elem(&kcache, &zero), &key,
 			      w->tgid, &created, &waiter_slot);
 	w->gen = slot_gen;
-	if (!stat_at(w->slot)) {
-		w->waiter_slot = LT_NO_SLOT;
+	w->waiter_slot = LT_NO_SLOT;
+	w->owner_slot = LT_NO_SLOT;
+	if (!stat_at(w->slot))
 		return;
-	}
 	if (created)
 		name_klock(ctx, lock, flags, w->tgid);
 	ps = party_at(&key, w->tgid, LT_ROLE_WAITER, waiter_slot);
 	if (ps)
 		ps->touched = epoch;
 	w->waiter_slot = *waiter_slot;
+	/* Named by owner_of(): see there. */
+	if (w->owner)
+		party_at(&key, w->owner_tgid, LT_ROLE_HOLDER_PROC,
+			 &w->owner_slot);
+}
+
+/* Adds one event of ns to the party figures in slot, if it has any. */
+static __always_inline void party_add_at(__s32 slot, __u64 ns)
+{
+	__u32 k = (__u32)slot;
+
+	if (slot != LT_NO_SLOT)
+		party_add(bpf_map_lookup_elem(&parties, &k), ns);
 }
 
 SEC("tp_btf/contention_begin")
@@ -360,9 +373,7 @@ int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
 /* A wait ended: its figures, its waiter and the owner it waited on. */
 static __always_inline void count_wait(void *ctx, struct kwait *w, __u64 delta)
 {
-	struct lt_lock_key key = klock_key(w->lock);
 	struct lt_lock_stat *st;
-	__u32 k;
 
 	/* Slots given back since the begin: found again. */
 	if (w->gen != slot_gen)
@@ -372,14 +383,11 @@ static __always_inline void count_wait(void *ctx, struct kwait *w, __u64 delta)
 		return;
 	add_wait(st, delta);
 	st->contended++;
-	k = (__u32)w->waiter_slot;
-	if (w->waiter_slot != LT_NO_SLOT)
-		party_add(bpf_map_lookup_elem(&parties, &k), delta);
+	party_add_at(w->waiter_slot, delta);
 	if (!w->owner)
 		return;
 	st->last_holder = w->owner;
-	/* Named at the begin: see owner_of(). */
-	credit(&key, w->owner_tgid, LT_ROLE_HOLDER_PROC, delta);
+	party_add_at(w->owner_slot, delta);
 }
 
 SEC("tp_btf/contention_end")
