@@ -76,3 +76,15 @@ $(truth waits) ($addr; bpftrace: $(grep -c '^@waits' "$tmpdir/bt.out") locks, \
 $(head -c 300 "$tmpdir/bt.out"))"
 within "waits" "$(jq .waits <<<"$lock")" "$(truth waits)" 2
 within "wait time" "$(jq .wait_ns <<<"$lock")" "$(truth wait_ns)" 2
+
+# An inode's i_rwsem held for writing names its owner: the waits behind
+# it credit their holder, a kcontend process, for most of them (none
+# while a reader holds it or as the writer lets go).
+if [ "$mode" = append ]; then
+	jq -e '(.holders | length) > 0 and
+		all(.holders[]; .comm == "kcontend") and
+		([.holders[].count] | add) as $h |
+		$h <= .waits and $h * 2 >= .waits' <<<"$lock" >/dev/null ||
+		fail "the writer is not credited as holder: $(jq -c \
+			'{waits, holders}' <<<"$lock")"
+fi
