@@ -340,6 +340,7 @@ int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
 	__u32 tgid = current_ids() >> 32;
 	struct kwait *w;
 	__u32 zero = 0;
+	__u64 now;
 
 	count_run();
 	if (!wanted(tgid))
@@ -354,8 +355,9 @@ int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
 	}
 	if (!w)
 		return 0;
-	if (w->lock &&
-	    (!spinning(flags) || bpf_ktime_get_ns() - w->ts < SPIN_STALE_NS))
+	/* The wait starts here: what the begin costs is the waiter's. */
+	now = bpf_ktime_get_ns();
+	if (w->lock && (!spinning(flags) || now - w->ts < SPIN_STALE_NS))
 		return 0; /* nested: see above */
 	w->lock = 0; /* a stale one ends here */
 	w->flags = flags;
@@ -364,8 +366,7 @@ int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
 	if (!spinning(flags))
 		owner_of((__u64)lock, w);
 	place_wait(ctx, w, (__u64)lock, flags);
-	/* Last: what the begin costs is no part of the wait. */
-	w->ts = bpf_ktime_get_ns();
+	w->ts = now;
 	w->lock = (__u64)lock;
 	return 0;
 }
