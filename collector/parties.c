@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include "room.h"
 #include "fileio.skel.h"
+#include "futex.skel.h"
 #include "reader.skel.h"
 
 pid_t parties_tgid_of(struct lt_collector *c, __u32 tid)
@@ -287,4 +288,20 @@ int parties_read_io(struct lt_collector *c)
 	return read_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
 			       sizeof(__u32), sizeof(struct lt_proc_io), true,
 			       merge_proc_io, NULL);
+}
+
+/* After an exec renamed a process the probes know, every name anew. */
+void parties_rename(struct lt_collector *c)
+{
+	uint64_t renamed =
+		__atomic_load_n(&c->futex->bss->renamed, __ATOMIC_RELAXED);
+	size_t i;
+
+	if (renamed == c->renamed)
+		return;
+	c->renamed = renamed;
+	for (i = 0; i < c->n_procs; i++) {
+		if (!c->pstate[i].dead_at)
+			locks_read_comm(c, c->procs[i].pid, c->procs[i].comm);
+	}
 }

@@ -223,6 +223,8 @@ static int read_maps(struct lt_collector *c)
 	if (!err)
 		err = parties_read_io(c);
 	if (!err)
+		parties_rename(c);
+	if (!err)
 		err = inflight_read(c);
 	if (!err)
 		err = spin_threads_read(c);

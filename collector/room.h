@@ -260,6 +260,7 @@ struct lt_collector {
 	unsigned int retire_s; /* see lt_options; 0 keeps every row */
 	size_t n_dead; /* rows whose dead_at is set */
 	size_t n_dead_sides, n_dead_procs; /* the same of sides, processes */
+	uint64_t renamed; /* the probes' count of renaming execs, last read */
 	size_t n_unlinked; /* parties exits_forget() unlinked */
 	struct idle_entry *idle; /* slots that go back at the next read */
 	size_t n_idle, cap_idle;
@@ -323,6 +324,7 @@ pid_t parties_tgid_of(struct lt_collector *c, __u32 tid);
 int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid);
 int parties_read(struct lt_collector *c);
 int parties_read_io(struct lt_collector *c);
+void parties_rename(struct lt_collector *c);
 
 /* sites.c: the call sites. */
 void sites_judge(struct lt_collector *c);

@@ -583,6 +583,34 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* Processes whose remembered name an exec changed; see lt_exec. */
+__u64 renamed;
+
+/*
+ * A process is named by what the probes remembered of it (comms). One
+ * seen before it exec'd (a shell that becomes the traced program) takes
+ * its new name, and the collector, seeing renamed move, reads them anew.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(lt_exec, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	char comm[LT_COMM_LEN];
+
+	count_run();
+	if (targ_pidns_ino) {
+		tgid = task_ids_here(task) >> 32;
+		if (!tgid)
+			return 0;
+	}
+	if (!bpf_map_lookup_elem(&comms, &tgid))
+		return 0;
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (!bpf_map_update_elem(&comms, &tgid, comm, BPF_EXIST))
+		__sync_fetch_and_add(&renamed, 1);
+	return 0;
+}
+
 /*
  * A thread's state goes with it (task storage); a thread that ends
  * before its process is queued for the collector, which then forgets its

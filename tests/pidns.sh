@@ -70,11 +70,19 @@ check "-- COMMAND" "$tmpdir/cmd.json" "$tmpdir/cmd-lb.json" mutex
 
 # -p PID: fcntl locks, whose holders the kernel gives in its own PIDs.
 # The process waits until the probes are on (the first table is out),
+# takes a lock of its own, so that the probes know it by its first name,
 # then becomes lockbench, whose workers join the traced set as it forks.
+# It is named lockbench after: a process is named by what it last exec'd.
 cat >"$tmpdir/p.sh" <<'EOF'
 locktop=$1 lockbench=$2 dir=$3
 mkfifo "$dir/go"
-bash -c 'read -r _ <"$1/go"; shift; exec "$@"' _ "$dir" "$lockbench" \
+python3 -c '
+import fcntl, os, sys
+open(sys.argv[1] + "/go").read()
+with open(sys.argv[1] + "/before-exec", "w") as f:
+    fcntl.lockf(f, fcntl.LOCK_EX)
+    fcntl.lockf(f, fcntl.LOCK_UN)
+os.execv(sys.argv[2], sys.argv[2:])' "$dir" "$lockbench" \
 	--lock fcntl -n 16 -l 2000 -H 16 --hold-us 20 --path "$dir/table.tdb" \
 	--json >"$dir/p-lb.json" &
 wl=$!
@@ -96,6 +104,9 @@ check "-p PID" "$tmpdir/p.json" "$tmpdir/p-lb.json" fcntl
 wl=$(cat "$tmpdir/p.pid")
 comm=$(jq -r --argjson p "$wl" '[.procs[] | select(.pid == $p) | .comm][0] // ""' \
 	<<<"$(tail -n 1 "$tmpdir/p.json")")
+jq -e 'any(.locks[].name; contains("before-exec"))' \
+	<<<"$(tail -n 1 "$tmpdir/p.json")" >/dev/null ||
+	fail "-p PID: the lock taken before the exec is missing"
 [ "$comm" = lockbench ] || fail "-p PID: process $wl is not lockbench: '$comm'"
 
 # Deeper: locktop two namespaces down, its command a third: named by
