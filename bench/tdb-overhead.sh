@@ -8,8 +8,12 @@
 #   tdb-like  lockbench imitating it (--lock fcntl --tdb, same sizes)
 #
 # Runs alternate so that machine noise hits all alike; the medians and
-# their ratios to the untraced median are printed, never absolute
+# their ratios to the untraced median are printed, and the median of
+# each round's own ratio (paired: a round's tracers run next to its
+# untraced run, so drift over the run cancels), never absolute
 # judgements. bpftrace's columns are left out without bpftrace.
+# TRACERS picks tracers (see bench/lib.sh), WORKLOADS="tdb-like" one
+# workload.
 #
 #   bench/tdb-overhead.sh [BUILD_DIR] [ROUNDS] [PROCS] [LOOPS]
 set -euo pipefail
@@ -29,6 +33,13 @@ trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null || true' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "tdb-overhead: needs root" >&2; exit 77; }
 [ -x "$tdbstress" ] || { echo "tdb-overhead: no $tdbstress (libtdb-dev missing at build time)" >&2; exit 77; }
 tracers=$(all_tracers)
+workloads=${WORKLOADS:-tdb tdb-like}
+for w in $workloads; do
+	case $w in
+	tdb | tdb-like) ;;
+	*) echo "tdb-overhead: unknown workload '$w' (tdb, tdb-like)" >&2; exit 2 ;;
+	esac
+done
 
 # workload -> elapsed seconds
 run_w() {
@@ -44,7 +55,7 @@ echo "-n $procs -l $loops -H 1000, $rounds rounds; medians, and ratios to untrac
 printf '%-8s %9s' workload untraced
 for t in $tracers; do printf ' %9s' "$t"; done
 echo
-for w in tdb tdb-like; do
+for w in $workloads; do
 	: >"$tmp/base"
 	for t in $tracers; do : >"$tmp/$t"; done
 	for r in $(seq "$rounds"); do
@@ -61,6 +72,12 @@ for w in tdb tdb-like; do
 	printf '%-8s %8.2fs' "$w" "$b"
 	for t in $tracers; do
 		printf ' %9.3f' "$(median <"$tmp/$t" | awk -v b="$b" '{ print $1 / b }')"
+	done
+	echo
+	printf '%-8s %9s' "" paired
+	for t in $tracers; do
+		printf ' %9.3f' "$(paste "$tmp/base" "$tmp/$t" |
+			awk '{ print $2 / $1 }' | median)"
 	done
 	echo
 	# How far apart the untraced runs alone fell: differences between

@@ -6,6 +6,9 @@
 # file's figures (its chain, record, open and active locks, whether in
 # rows of their own or in the file's "other ranges") are lockbench's.
 # Usage: tdb.sh LOCKTOP LOCKBENCH BACKEND
+# TDB_PROCS and TDB_LOOPS (32 and 40000) size the run: the same checks
+# hold for a long run at 100 processes (TDB_PROCS=100 TDB_LOOPS=30000,
+# about a minute here).
 . "$(dirname "$0")/lib.sh"
 locktop=$(realpath "$1") lockbench=$(realpath "$2") backend=$3
 require_bpf
@@ -13,7 +16,8 @@ cd "$tmpdir"
 
 # 40,000 keys on 1,000 chains: about 30,000 record offsets.
 "$locktop" record -o r.rec --interval 0.5 -- \
-	"$lockbench" --tdb --lock "$backend" -n 32 -l 40000 -H 1000 \
+	"$lockbench" --tdb --lock "$backend" -n "${TDB_PROCS:-32}" \
+	-l "${TDB_LOOPS:-40000}" -H 1000 \
 	--keys 40000 --path "$tmpdir/table.tdb" --json >lb.json 2>err.txt ||
 	fail "lockbench --tdb under locktop record failed: $(cat err.txt)"
 jq -e '.check == "OK"' lb.json >/dev/null || fail "lockbench's check failed"
