@@ -6,9 +6,11 @@
  * and with --clock as the floor of any tracer that takes a timestamp.
  * With --sample-hz it only samples every CPU, with an empty program on
  * the event locktop's spin kind samples with: what sampling costs before
- * any work (bench/spin-cost.sh).
+ * any work (bench/spin-cost.sh). With --kernel-locks it attaches only the
+ * kernel lock events' two: beside locktop --no-kernel-locks, the floor of
+ * locktop's kernel lock probe.
  *
- *   attach-floor [--clock] [--sample-hz N]
+ *   attach-floor [--clock] [--sample-hz N | --kernel-locks]
  */
 #include <argp.h>
 #include <errno.h>
@@ -23,11 +25,16 @@
 
 static bool with_clock;
 static unsigned int sample_hz;
+static bool kernel_locks;
 
 static const struct argp_option options[] = {
 	{ "clock", 'c', NULL, 0,
 	  "Each program reads the kernel clock once, as any tracer that "
 	  "times a wait must",
+	  0 },
+	{ "kernel-locks", 'k', NULL, 0,
+	  "Only the kernel lock events (contention_begin and "
+	  "contention_end), as locktop's kernel lock probe",
 	  0 },
 	{ "sample-hz", 's', "N", 0,
 	  "Only sample every CPU N times a second (1 to 100000), as "
@@ -43,6 +50,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'c':
 		with_clock = true;
 		return 0;
+	case 'k':
+		kernel_locks = true;
+		return 0;
 	case 's': {
 		char *end;
 		unsigned long hz = strtoul(arg, &end, 10);
@@ -57,6 +67,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		return EINVAL;
+	case ARGP_KEY_END:
+		if (kernel_locks && sample_hz)
+			argp_error(state, "--kernel-locks and --sample-hz "
+					  "are floors of different probes: "
+					  "one at a time");
+		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -138,6 +154,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->with_clock = with_clock;
+	if (kernel_locks) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, skel->obj)
+			bpf_program__set_autoattach(
+				prog, prog == skel->progs.floor_kbegin ||
+					      prog == skel->progs.floor_kend);
+	}
 	what = "load";
 	err = floor_bpf__load(skel);
 	if (!err) {

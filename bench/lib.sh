@@ -20,13 +20,14 @@ all_tracers() {
 
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/attach.sh"
 
-# Stops the background tracer whose pid is in $tracer: SIGINT, again
-# every 2 s (a tracer still setting up may lose one), SIGKILL after 10 s.
+# Stops the background tracer whose pid is in $tracer: SIGINT (or the
+# signal in $tracer_sig), again every 2 s (a tracer still setting up may
+# lose one), SIGKILL after 10 s.
 stop_tracer() {
 	local i
 	for i in $(seq 50); do
 		kill -0 "$tracer" 2>/dev/null || break
-		[ $((i % 10)) = 1 ] && kill -INT "$tracer" 2>/dev/null
+		[ $((i % 10)) = 1 ] && kill -"${tracer_sig:-INT}" "$tracer" 2>/dev/null
 		sleep 0.2
 	done
 	kill -KILL "$tracer" 2>/dev/null || true
@@ -35,13 +36,28 @@ stop_tracer() {
 }
 
 # A tracer started in the background, ready when its probes are in:
-# locktop, lt-user, bt-waits, bt-figs, floor or clock (see overhead.sh). Uses
-# $locktop, $floor and $here; sets $tracer.
+# locktop, lt-user, lt-kfloor, bt-waits, bt-figs, floor or clock (see
+# overhead.sh). Uses $locktop, $floor and $here; sets $tracer and
+# $tracer_sig.
 start_tracer() {
+	tracer_sig=INT
 	case $1 in
 	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
 	lt-user) "$locktop" -b -d 1 -o /dev/null --no-kernel-locks \
 		--spin-hz 0 & ;;
+	lt-kfloor)
+		# lt-user beside the kernel lock events' empty programs: the
+		# floor of locktop's kernel lock probe. A background shell
+		# ignores SIGINT, so it is stopped by SIGTERM.
+		tracer_sig=TERM
+		bash -c '"$1" --kernel-locks >/dev/null & f=$!
+			shift
+			"$@" & l=$!
+			trap "kill -TERM $f $l 2>/dev/null" TERM
+			wait "$l"
+			kill -TERM "$f" 2>/dev/null
+			wait' _ "$floor" "$locktop" -b -d 1 -o /dev/null \
+			--no-kernel-locks --spin-hz 0 & ;;
 	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
 	floor) "$floor" >/dev/null & ;;
@@ -49,11 +65,13 @@ start_tracer() {
 	esac
 	tracer=$!
 	case $1 in
-	locktop | lt-user) re='^lt_pwritev2_x$' ;; # its last object, attached last
+	locktop | lt-user | lt-kfloor) re='^lt_pwritev2_x$' ;; # its last object, attached last
 	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
 	*) re='^floor_exit$' ;;
 	esac
 	wait_progs "$re" || { echo "overhead: $1 did not attach" >&2; exit 1; }
+	[ "$1" != lt-kfloor ] || wait_progs '^floor_kend$' ||
+		{ echo "overhead: $1's floor did not attach" >&2; exit 1; }
 	# Steady state: locktop's first sampling window of the kernel's
 	# BPF statistics (at most a second) is over.
 	sleep 1.2

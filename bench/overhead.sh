@@ -5,6 +5,10 @@
 #   locktop   locktop -b -d 1, every probe
 #   lt-user   the same with --no-kernel-locks --spin-hz 0: user-space
 #             locks only, the events bt-waits sees (and pread)
+#   lt-kfloor lt-user beside empty programs on the kernel lock events
+#             (attach-floor --kernel-locks): against locktop, what its
+#             kernel lock probe's own work costs beyond the events' floor;
+#             only when TRACERS names it
 #   bt-waits  bpftrace summing futex and fcntl wait time per lock
 #             (bench/futex-fcntl-wait.bt)
 #   bt-figs   bpftrace keeping locktop's per-lock fcntl figures and no
