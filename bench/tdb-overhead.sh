@@ -8,7 +8,9 @@
 #   tdb-like  lockbench imitating it (--lock fcntl --tdb, same sizes)
 #
 # Runs alternate so that machine noise hits all alike; the medians and
-# their ratios to the untraced median are printed, and the median of
+# their ratios to the untraced median are printed, for elapsed time and
+# for the workload's CPU time (steadier: convoys of 100 processes on a
+# few CPUs move elapsed time by tens of percent), and the median of
 # each round's own ratio (paired: a round's tracers run next to its
 # untraced run, so drift over the run cancels), never absolute
 # judgements. bpftrace's columns are left out without bpftrace.
@@ -41,17 +43,38 @@ for w in $workloads; do
 	esac
 done
 
-# workload -> elapsed seconds
+# workload -> "elapsed cpu" in seconds: cpu is the workload's user and
+# system time, which the probes' own time (run in its tasks) is part of.
 run_w() {
 	case $1 in
-	tdb) "$tdbstress" -n "$procs" -l "$loops" -H 1000 -p "$tmp/s.tdb" |
-		jq -r .elapsed_s ;;
+	tdb) "$tdbstress" -n "$procs" -l "$loops" -H 1000 -p "$tmp/s.tdb" ;;
 	tdb-like) "$lockbench" --lock fcntl --tdb -n "$procs" -l "$loops" \
-		-H 1000 --path "$tmp/l.tdb" --json | jq -r .elapsed_s ;;
-	esac
+		-H 1000 --path "$tmp/l.tdb" --json ;;
+	esac | jq -r '"\(.elapsed_s) \(.user_s + .sys_s)"'
 }
 
-echo "-n $procs -l $loops -H 1000, $rounds rounds; medians, and ratios to untraced"
+# row LABEL COLUMN UNIT: the untraced median of COLUMN (1 elapsed, 2 CPU)
+# and each tracer's median over it, then each tracer's paired ratio (the
+# median of its rounds' own ratios: drift over the run cancels).
+row() {
+	local b
+	b=$(cut -d' ' -f"$2" "$tmp/base" | median)
+	printf '%-8s %8.2fs' "$1" "$b"
+	for t in $tracers; do
+		printf ' %9.3f' "$(cut -d' ' -f"$2" "$tmp/$t" | median |
+			awk -v b="$b" '{ print $1 / b }')"
+	done
+	echo
+	printf '%-8s %9s' "" paired
+	for t in $tracers; do
+		printf ' %9.3f' "$(paste -d' ' "$tmp/base" "$tmp/$t" |
+			awk -v c="$2" '{ print $(c + 2) / $c }' | median)"
+	done
+	echo
+}
+
+echo "-n $procs -l $loops -H 1000, $rounds rounds; medians, and ratios to untraced:"
+echo "elapsed time, then the workload's CPU time (user+system, probes included)"
 printf '%-8s %9s' workload untraced
 for t in $tracers; do printf ' %9s' "$t"; done
 echo
@@ -68,20 +91,10 @@ for w in $workloads; do
 			sleep 0.5
 		done
 	done
-	b=$(median <"$tmp/base")
-	printf '%-8s %8.2fs' "$w" "$b"
-	for t in $tracers; do
-		printf ' %9.3f' "$(median <"$tmp/$t" | awk -v b="$b" '{ print $1 / b }')"
-	done
-	echo
-	printf '%-8s %9s' "" paired
-	for t in $tracers; do
-		printf ' %9.3f' "$(paste "$tmp/base" "$tmp/$t" |
-			awk '{ print $2 / $1 }' | median)"
-	done
-	echo
+	row "$w" 1
+	row "  cpu" 2
 	# How far apart the untraced runs alone fell: differences between
 	# tracers smaller than this spread are noise, not verdicts.
-	sort -g "$tmp/base" | awk '{ a[NR] = $1 }
+	cut -d' ' -f1 "$tmp/base" | sort -g | awk '{ a[NR] = $1 }
 		END { printf "%-8s untraced runs %.2f-%.2fs (%d)\n", "", a[1], a[NR], NR }'
 done
