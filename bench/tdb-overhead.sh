@@ -5,7 +5,10 @@
 #
 #   tdb       the system's libtdb under tdbtorture's mix, fcntl locking
 #             (workloads/tdbstress -n PROCS -l LOOPS -H 1000)
-#   tdb-like  lockbench imitating it (--lock fcntl --tdb, same sizes)
+#   tdb-like  lockbench imitating it (--lock fcntl --tdb --blocking, same
+#             sizes): tdb's locks, taken with tdb's own calls (one F_SETLKW
+#             each, F_SETLKW unlocks), which a tracer filtering on the
+#             command sees as it sees tdb's
 #
 # Runs alternate so that machine noise hits all alike; the medians and
 # their ratios to the untraced median are printed, for elapsed time and
@@ -48,7 +51,7 @@ done
 run_w() {
 	case $1 in
 	tdb) "$tdbstress" -n "$procs" -l "$loops" -H 1000 -p "$tmp/s.tdb" ;;
-	tdb-like) "$lockbench" --lock fcntl --tdb -n "$procs" -l "$loops" \
+	tdb-like) "$lockbench" --lock fcntl --tdb --blocking -n "$procs" -l "$loops" \
 		-H 1000 --path "$tmp/l.tdb" --json ;;
 	esac | jq -r '"\(.elapsed_s) \(.user_s + .sys_s)"'
 }

@@ -75,6 +75,45 @@ for lock in fcntl ofd mutex; do
 	fi
 done
 
+# --blocking calls as tdb does: every lock is one blocking call and every
+# unlock an F_SETLKW; only the record probes (F_WRLCK past the chains)
+# do not block. What the kernel granted and refused is lockbench's count.
+for lock in fcntl ofd; do
+	rm -f "$tmpdir"/st.*
+	j=$(strace -f -qq -ff -e trace=fcntl -o "$tmpdir/st" \
+		"$lb" --json --tdb --blocking --lock "$lock" -n 3 -l 600 -H 16 \
+		--hold-us 10 -s 5) || fail "$lock --tdb --blocking under strace exited $?"
+	jq_true "$j" '.blocking and .check == "OK" and .file_locks.contended == 0 and
+		.file_locks.slept == 0 and .file_locks.wait_ns == 0' \
+		"$lock --blocking: no tries, so no waits of its own"
+	top=$(jq '.locks[-1].offset' <<<"$j")
+	calls=$(cat "$tmpdir"/st.* | awk -v top="$top" '
+	/fcntl\([0-9]+, F_(OFD_)?SETLKW?, \{l_type=F_(RD|WR|UN)LCK/ {
+		wait = $0 ~ /SETLKW/
+		match($0, /l_start=[0-9]+/)
+		off = substr($0, RSTART + 8, RLENGTH - 8) + 0
+		if ($0 ~ /F_UNLCK/) {
+			unlocks[wait]++
+			next
+		}
+		if (!wait && !($0 ~ /F_WRLCK/ && off > top))
+			stray++
+		if ($0 ~ /= 0$/)
+			granted++
+		else if (!wait && $0 ~ /= -1 (EAGAIN|EACCES)/)
+			refused++
+	}
+	END { printf "%d %d %d %d %d", granted, refused, stray, unlocks[0], unlocks[1] }')
+	read -r granted refused stray nb_unlocks unlocks <<<"$calls"
+	echo "$lock --blocking: granted $granted, refused probes $refused, other" \
+		"non-blocking locks $stray, unlocks $unlocks blocking and $nb_unlocks not"
+	[ "$stray" = 0 ] && [ "$nb_unlocks" = 0 ] && [ "$unlocks" -gt 0 ] ||
+		fail "$lock --blocking: calls other than tdb's: $calls"
+	jq_true "$j" ".file_locks.acquires == $granted and
+		.file_locks.trylock_failures == $refused" \
+		"$lock --blocking: lockbench counts what the kernel granted and refused"
+done
+
 # Records come from the freelist and go back to it, so the record locks
 # fall on ever other offsets: many more byte ranges than the chain and
 # freelist locks, each offset allocated over and over.

@@ -43,6 +43,7 @@ expect_usage "threads cannot use --lock fcntl" --threads --lock fcntl
 expect_usage "kill-holder needs worker processes" --threads --lock mutex --kill-holder 1
 expect_usage "reopen needs --tdb" --reopen 5
 expect_usage "read-us needs --tdb" --read-us 5
+expect_usage "blocking is for --lock fcntl or ofd" --blocking --lock mutex
 expect_usage "reopen must be at least 0" --tdb --reopen -1
 expect_usage "reopen wants a whole number" --tdb --reopen often
 expect_usage "tdb with --threads needs --lock ofd" --tdb --threads --lock mutex
@@ -53,7 +54,7 @@ expect_usage "procs wants a whole number from 1" compare --out "$tmpdir/c" --pro
 # --help teaches: it shows the backends and worked examples.
 help=$("$lb" --help)
 for w in Examples: fcntl ofd flock mutex spin adaptive --kill-holder \
-	--stuck-timeout --json "lockbench compare" "Exit status" --tdb --reopen --read-us \
+	--stuck-timeout --json "lockbench compare" "Exit status" --tdb --reopen --read-us --blocking \
 	tdb_lock_record record_locks file_locks; do
 	printf '%s\n' "$help" | grep -q -- "$w" || fail "--help lacks '$w'"
 done

@@ -70,6 +70,7 @@ struct lb_config {
 	bool tdb; /* also tdb's record, open and active locks */
 	long reopen; /* --tdb: close and reopen every this many ops; 0 never */
 	long read_us; /* --tdb: busy-wait on a fetched record, under its lock */
+	bool blocking; /* file locks: one blocking call each, as tdb takes them */
 };
 
 /*

@@ -153,7 +153,11 @@ static void posix_unlock(struct lb_worker *w, unsigned idx)
 			    .l_start = (off_t)lb_lock_offset(w->run, idx),
 			    .l_len = 1 };
 
-	if (fcntl(w->fd, ofd ? F_OFD_SETLK : F_SETLK, &fl))
+	/* tdb unlocks with the blocking command (fcntl_unlock()). */
+	int cmd = w->run->cfg->blocking ? (ofd ? F_OFD_SETLKW : F_SETLKW) :
+					  (ofd ? F_OFD_SETLK : F_SETLK);
+
+	if (fcntl(w->fd, cmd, &fl))
 		lb_worker_die(w, "unlock at offset %llu: %s",
 			      (unsigned long long)fl.l_start, strerror(errno));
 }
@@ -343,7 +347,9 @@ int lb_lock_acquire(struct lb_worker *w, unsigned idx)
 		return 0;
 	ls = &w->ls[run->cfg->lock == LB_LOCK_FLOCK ? 0 : idx];
 	ls->called_at = lb_now_ns();
-	r = backend_lock(w, idx, false, 0);
+	/* --blocking: one blocking call, as tdb_lock() makes; whether it
+	 * waited is the kernel's to say, and no truth counts it. */
+	r = backend_lock(w, idx, run->cfg->blocking, 0);
 	if (r == ACQ_BUSY) {
 		/* A file lock's blocking call may find the lock free by now;
 		 * whether it slept is what the kernel saw. */

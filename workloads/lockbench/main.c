@@ -85,6 +85,7 @@ enum {
 	OPT_TDB,
 	OPT_REOPEN,
 	OPT_READ,
+	OPT_BLOCKING,
 };
 
 static const struct argp_option options[] = {
@@ -111,6 +112,11 @@ static const struct argp_option options[] = {
 	{ "reopen", OPT_REOPEN, "K", 0,
 	  "with --tdb: close and reopen the file every K operations, 0 never "
 	  "[500]",
+	  2 },
+	{ "blocking", OPT_BLOCKING, NULL, 0,
+	  "fcntl and ofd: take each chain and freelist lock with one "
+	  "blocking call and unlock with F_SETLKW, as tdb does, instead of "
+	  "a try first; the truth then counts acquisitions, not waits",
 	  2 },
 	{ "read-us", OPT_READ, "US", 0,
 	  "with --tdb: busy-wait US microseconds on a fetched record under its "
@@ -186,6 +192,9 @@ static void check_options(struct argp_state *state, const struct lb_config *cfg)
 		argp_error(state, "--reopen needs --tdb");
 	if (cfg->read_us && !cfg->tdb)
 		argp_error(state, "--read-us needs --tdb");
+	if (cfg->blocking && cfg->lock != LB_LOCK_FCNTL &&
+	    cfg->lock != LB_LOCK_OFD)
+		argp_error(state, "--blocking is for --lock fcntl or ofd");
 	if (cfg->tdb && cfg->threads && cfg->lock != LB_LOCK_OFD)
 		argp_error(
 			state,
@@ -209,6 +218,9 @@ static error_t parse_tdb_opt(int key, char *arg, struct argp_state *state)
 	case OPT_READ:
 		cfg->read_us =
 			(long)parse_num(state, "--read-us", arg, 0, 10000000);
+		break;
+	case OPT_BLOCKING:
+		cfg->blocking = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -208,6 +208,7 @@ static void json_config(const struct lb_run *run, json_object *o)
 	add(o, "seed", u64(cfg->seed));
 	add(o, "hold_us", json_object_new_int64(cfg->hold_us));
 	add(o, "think_us", json_object_new_int64(cfg->think_us));
+	add(o, "blocking", json_object_new_boolean(cfg->blocking));
 	add(o, "path", json_object_new_string(run->path));
 	add(o, "kept", json_object_new_boolean(cfg->keep));
 	add(o, "dev_major", json_object_new_int64(major(run->dev)));

@@ -77,8 +77,9 @@ static void mark_offset(struct lb_worker *w, uint64_t off)
 }
 
 /*
- * Try first, then block, as every lockbench lock does. A probe does not
- * block: a refusal is its answer.
+ * Try first, then block, as every lockbench lock does; with --blocking
+ * one blocking call, as tdb makes. A probe does not block: a refusal is
+ * its answer.
  */
 static bool tl_lock(struct lb_worker *w, enum lb_tdb_lock kind, uint64_t off,
 		    short type, bool probe)
@@ -88,7 +89,7 @@ static bool tl_lock(struct lb_worker *w, enum lb_tdb_lock kind, uint64_t off,
 	long vcsw;
 
 	s->called_at = lb_now_ns();
-	if (!tl_fcntl(w, off, type, false)) {
+	if (!tl_fcntl(w, off, type, w->run->cfg->blocking && !probe)) {
 		s->trylock_failures++;
 		if (probe)
 			return false;
@@ -116,7 +117,8 @@ static void tl_unlock(struct lb_worker *w, enum lb_tdb_lock kind, uint64_t off)
 	struct lb_flstat *s = &w->st->tdb.tl[kind];
 
 	s->hold_ns += lb_now_ns() - s->held_at;
-	tl_fcntl(w, off, F_UNLCK, false);
+	/* tdb unlocks with the blocking command (fcntl_unlock()). */
+	tl_fcntl(w, off, F_UNLCK, w->run->cfg->blocking);
 	s->hold_span_ns += lb_now_ns() - s->called_at;
 }
 
