@@ -28,14 +28,7 @@ esac
 
 # The workload's own waits, as locktop -- COMMAND counts: a reader of
 # its /proc files (mmap_lock) is not of them.
-bpftrace "$(dirname "$0")/kernel-truth.bt" kcontend >"$tmpdir/bt.out" 2>&1 &
-bt=$!
-for _ in $(seq 600); do
-	grep -q '^ready' "$tmpdir/bt.out" && break
-	kill -0 "$bt" 2>/dev/null || fail "bpftrace ended: $(cat "$tmpdir/bt.out")"
-	sleep 0.1
-done
-grep -q '^ready' "$tmpdir/bt.out" || fail "bpftrace did not attach"
+start_truth "$(dirname "$0")/kernel-truth.bt" kcontend
 
 "$locktop" --batch --json --delay 1 --output "$tmpdir/lt.json" -- \
 	"$kcontend" --mode "$mode" -n 4 -t 3 "${args[@]}" >/dev/null ||

@@ -24,12 +24,28 @@ fail() {
 	exit 1
 }
 
-# within NAME OURS TRUTH PERCENT: ours is TRUTH within PERCENT, or fail.
+# within NAME OURS TRUTH PERCENT [WHOSE]: ours is TRUTH within PERCENT,
+# or fail; WHOSE names the truth (lockbench).
 within() {
-	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" 'BEGIN {
+	awk -v n="$1" -v a="$2" -v b="$3" -v p="$4" -v t="${5:-lockbench}" 'BEGIN {
 		d = (a > b ? a - b : b - a) / (b > 0 ? b : 1) * 100
-		printf "%s: ours %.0f, lockbench %.0f, off by %.3f%%\n", n, a, b, d
+		printf "%s: ours %.0f, %s %.0f, off by %.3f%%\n", n, a, t, b, d
 		exit !(d <= p) }' || fail "$1 is off by more than $4%"
+}
+
+# start_truth SCRIPT ARGS...: an independent bpftrace count of the same
+# events, in the background (its pid in $bt, its output in
+# $tmpdir/bt.out), once it says it is ready (its BEGIN prints "ready").
+start_truth() {
+	local _
+	bpftrace "$@" >"$tmpdir/bt.out" 2>&1 &
+	bt=$!
+	for _ in $(seq 600); do
+		grep -q '^ready' "$tmpdir/bt.out" && return 0
+		kill -0 "$bt" 2>/dev/null || fail "bpftrace ended: $(cat "$tmpdir/bt.out")"
+		sleep 0.1
+	done
+	fail "bpftrace did not attach"
 }
 
 # A jq filter turning a JSON "0x..." address into a number.
