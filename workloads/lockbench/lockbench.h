@@ -329,6 +329,7 @@ struct lb_worker {
 uint64_t lb_now_ns(void);
 uint64_t lb_thread_cpu_ns(void);
 long lb_thread_vcsw(void);
+int lb_setlk_cmd(const struct lb_run *run, bool wait);
 uint64_t lb_rand(uint64_t *state);
 uint64_t lb_seed_mix(uint64_t seed, uint64_t stream);
 void lb_cpu_relax(void);

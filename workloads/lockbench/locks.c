@@ -113,6 +113,14 @@ static bool give_up(struct lb_worker *w, unsigned idx, uint64_t t0,
 	return true;
 }
 
+/* The fcntl command of a lock call of the run's kind (fcntl or ofd). */
+int lb_setlk_cmd(const struct lb_run *run, bool wait)
+{
+	if (run->cfg->lock == LB_LOCK_OFD)
+		return wait ? F_OFD_SETLKW : F_OFD_SETLK;
+	return wait ? F_SETLKW : F_SETLK;
+}
+
 static int posix_lock(struct lb_worker *w, unsigned idx, bool wait)
 {
 	bool ofd = w->run->cfg->lock == LB_LOCK_OFD;
@@ -120,8 +128,7 @@ static int posix_lock(struct lb_worker *w, unsigned idx, bool wait)
 			    .l_whence = SEEK_SET,
 			    .l_start = (off_t)lb_lock_offset(w->run, idx),
 			    .l_len = 1 };
-	int cmd = ofd ? (wait ? F_OFD_SETLKW : F_OFD_SETLK) :
-			(wait ? F_SETLKW : F_SETLK);
+	int cmd = lb_setlk_cmd(w->run, wait);
 
 	for (;;) {
 		if (fcntl(w->fd, cmd, &fl) == 0)
@@ -147,17 +154,13 @@ static int posix_lock(struct lb_worker *w, unsigned idx, bool wait)
 
 static void posix_unlock(struct lb_worker *w, unsigned idx)
 {
-	bool ofd = w->run->cfg->lock == LB_LOCK_OFD;
 	struct flock fl = { .l_type = F_UNLCK,
 			    .l_whence = SEEK_SET,
 			    .l_start = (off_t)lb_lock_offset(w->run, idx),
 			    .l_len = 1 };
 
 	/* tdb unlocks with the blocking command (fcntl_unlock()). */
-	int cmd = w->run->cfg->blocking ? (ofd ? F_OFD_SETLKW : F_SETLKW) :
-					  (ofd ? F_OFD_SETLK : F_SETLK);
-
-	if (fcntl(w->fd, cmd, &fl))
+	if (fcntl(w->fd, lb_setlk_cmd(w->run, w->run->cfg->blocking), &fl))
 		lb_worker_die(w, "unlock at offset %llu: %s",
 			      (unsigned long long)fl.l_start, strerror(errno));
 }

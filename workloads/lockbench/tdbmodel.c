@@ -44,8 +44,7 @@ static bool tl_fcntl(struct lb_worker *w, uint64_t off, short type, bool wait)
 			    .l_whence = SEEK_SET,
 			    .l_start = (off_t)off,
 			    .l_len = 1 };
-	int cmd = ofd ? (wait ? F_OFD_SETLKW : F_OFD_SETLK) :
-			(wait ? F_SETLKW : F_SETLK);
+	int cmd = lb_setlk_cmd(w->run, wait);
 
 	for (;;) {
 		if (fcntl(w->fd, cmd, &fl) == 0)
