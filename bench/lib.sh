@@ -20,44 +20,40 @@ all_tracers() {
 
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/attach.sh"
 
-# Stops the background tracer whose pid is in $tracer: SIGINT (or the
-# signal in $tracer_sig), again every 2 s (a tracer still setting up may
-# lose one), SIGKILL after 10 s.
+# Stops the background tracer whose pid is in $tracer, and the one in
+# $tracer_floor if there is one: SIGINT, again every 2 s (a tracer still
+# setting up may lose one), SIGKILL after 10 s.
 stop_tracer() {
-	local i
-	for i in $(seq 50); do
-		kill -0 "$tracer" 2>/dev/null || break
-		[ $((i % 10)) = 1 ] && kill -"${tracer_sig:-INT}" "$tracer" 2>/dev/null
-		sleep 0.2
+	local i p
+	for p in $tracer ${tracer_floor:-}; do
+		for i in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			[ $((i % 10)) = 1 ] && kill -INT "$p" 2>/dev/null
+			sleep 0.2
+		done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
 	done
-	kill -KILL "$tracer" 2>/dev/null || true
-	wait "$tracer" 2>/dev/null || true
-	tracer=
+	tracer= tracer_floor=
 }
 
 # A tracer started in the background, ready when its probes are in:
 # locktop, lt-user, lt-kfloor, bt-waits, bt-figs, floor or clock (see
-# overhead.sh). Uses $locktop, $floor and $here; sets $tracer and
-# $tracer_sig.
+# overhead.sh). Uses $locktop, $floor and $here; sets $tracer (and
+# $tracer_floor for lt-kfloor).
 start_tracer() {
-	tracer_sig=INT
+	tracer_floor=
 	case $1 in
 	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
 	lt-user) "$locktop" -b -d 1 -o /dev/null --no-kernel-locks \
 		--spin-hz 0 & ;;
 	lt-kfloor)
 		# lt-user beside the kernel lock events' empty programs: the
-		# floor of locktop's kernel lock probe. A background shell
-		# ignores SIGINT, so it is stopped by SIGTERM.
-		tracer_sig=TERM
-		bash -c '"$1" --kernel-locks >/dev/null & f=$!
-			shift
-			"$@" & l=$!
-			trap "kill -TERM $f $l 2>/dev/null" TERM
-			wait "$l"
-			kill -TERM "$f" 2>/dev/null
-			wait' _ "$floor" "$locktop" -b -d 1 -o /dev/null \
-			--no-kernel-locks --spin-hz 0 & ;;
+		# floor of locktop's kernel lock probe.
+		"$floor" --kernel-locks >/dev/null &
+		tracer_floor=$!
+		"$locktop" -b -d 1 -o /dev/null --no-kernel-locks \
+			--spin-hz 0 & ;;
 	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
 	floor) "$floor" >/dev/null & ;;
