@@ -204,7 +204,8 @@ struct lt_lock_rec {
 enum lt_role {
 	LT_ROLE_WAITER = 0, /* keyed by process */
 	LT_ROLE_HOLDER = 1, /* keyed by thread: a TID from a futex word */
-	LT_ROLE_HOLDER_PROC = 2, /* keyed by process: the current task */
+	LT_ROLE_HOLDER_PROC = 2, /* keyed by process: a futex's waker, a file
+				  * lock's blocker, a kernel lock's owner */
 };
 
 struct lt_party_key {

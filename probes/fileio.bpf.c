@@ -74,6 +74,9 @@ static __always_inline struct lt_proc_io *proc_io_of(__u32 tgid)
 	pio = bpf_map_lookup_elem(&proc_io, &tgid);
 	if (!pio)
 		count_drop(LT_DROP_PROCS_FULL);
+	/* A process first met here is named here: it may end before the
+	 * collector reads its figures, and I/O alone names no lock. */
+	remember_comm(tgid);
 	return pio;
 }
 
@@ -147,10 +150,8 @@ static __always_inline int io_end(long ret)
 			 LT_HIGH_FILES, &key, LT_DROP_FILES_FULL, &created);
 	if (slot < 0)
 		return 0;
-	if (created) {
+	if (created)
 		name_file((__u32)slot, th->io.fd, tgid);
-		remember_comm(tgid);
-	}
 	top = (__u32)slot;
 	fs = bpf_map_lookup_elem(&file_stat, &top);
 	if (!fs)
