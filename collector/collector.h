@@ -54,6 +54,20 @@ bool lt_kind_is_lock(enum lt_kind kind);
 /* "locks_full", ...: the name a reason has in JSON and PCP. */
 const char *lt_drop_name(unsigned int reason);
 
+/*
+ * Whether spinning waits on the kernel's own locks can be seen. Some
+ * kernels spin without reaching the lock tracepoints (a guest without
+ * paravirtual spinlocks spins in virt_spin_lock()); their sleeping
+ * locks still show.
+ */
+enum lt_kspins {
+	LT_KSPINS_OFF, /* kernel locks are not traced, or not known */
+	LT_KSPINS_VISIBLE, /* the kernel reported a spinning wait */
+	LT_KSPINS_HIDDEN, /* none, not even under a self-test's contention */
+};
+/* "off", "visible", "hidden": the name a state has in JSON. */
+const char *lt_kspins_name(enum lt_kspins state);
+
 struct lt_figures {
 	uint64_t waits; /* blocking waits that ended */
 	uint64_t wait_ns;
@@ -221,6 +235,10 @@ struct lt_snapshot {
 	const char *spin_sampler;
 	double spin_sampler_total_s;
 	double spin_sampler_delta_s;
+	/* Spinning kernel waits: seen or not, and why not, for people
+	 * ("" unless hidden). */
+	enum lt_kspins kernel_spins;
+	const char *kernel_spins_why;
 	struct lt_kind_figures kind_total[LT_KIND_NR];
 	struct lt_kind_figures kind_delta[LT_KIND_NR];
 	uint64_t io_hist_delta[LT_HIST_BUCKETS]; /* all pread/pwrite */

@@ -29,6 +29,19 @@ const char *lt_drop_name(unsigned int reason)
 	return reason < LT_DROP_REASONS ? drop_names[reason] : "?";
 }
 
+const char *lt_kspins_name(enum lt_kspins state)
+{
+	static const char *const names[] = {
+		[LT_KSPINS_OFF] = "off",
+		[LT_KSPINS_VISIBLE] = "visible",
+		[LT_KSPINS_HIDDEN] = "hidden",
+	};
+
+	return (unsigned int)state < sizeof(names) / sizeof(names[0]) ?
+		       names[state] :
+		       "?";
+}
+
 const char *lt_kind_name(enum lt_kind kind)
 {
 	if ((unsigned int)kind >= LT_KIND_NR)

@@ -440,6 +440,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	if (ret)
 		goto cleanup;
 	usdt_scan(c); /* a server's own lock probes, if one runs */
+	kspin_check(c); /* can spinning kernel waits be seen here? */
 
 	read_start(c);
 	*out = c;

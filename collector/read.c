@@ -229,6 +229,7 @@ static int read_maps(struct lt_collector *c)
 	if (!err)
 		err = spin_threads_read(c);
 	spin_sampler_read(c);
+	kspin_read(c);
 	if (!err && c->stacks)
 		err = stacks_read(c);
 	if (!err)

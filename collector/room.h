@@ -362,6 +362,10 @@ int inflight_read(struct lt_collector *c);
 int stacks_read(struct lt_collector *c);
 void stacks_resolve(struct lt_collector *c);
 
+/* kspin.c: whether the kernel reports its spinning waits. */
+void kspin_check(struct lt_collector *c);
+void kspin_read(struct lt_collector *c);
+
 /* klocks.c: kernel locks. */
 void klocks_name(struct lt_collector *c, size_t i);
 

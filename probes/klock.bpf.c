@@ -106,6 +106,15 @@ static __always_inline bool spinning(__u32 flags)
 	return (flags & (LT_LCB_F_SPIN | LT_LCB_F_MUTEX)) == LT_LCB_F_SPIN;
 }
 
+/*
+ * Set once the kernel has reported a spinning wait, by any task: some
+ * kernels spin without reaching the tracepoint (a guest without
+ * paravirtual spinlocks spins in virt_spin_lock()), and the collector
+ * tells its user so (kspin.c). Written once, so that the busiest
+ * spinlock does not bounce its cache line between CPUs.
+ */
+__u32 spin_reported = 0;
+
 /* An rwsem that is neither per-CPU nor a real-time one. */
 static __always_inline bool plain_rwsem(__u32 flags)
 {
@@ -343,6 +352,8 @@ int BPF_PROG(lt_kbegin, void *lock, unsigned int flags)
 	__u64 now;
 
 	count_run();
+	if (spinning(flags) && !spin_reported)
+		spin_reported = 1;
 	if (!wanted(tgid))
 		return 0;
 	if (spinning(flags)) {

@@ -325,6 +325,13 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 			       j_u64(s->party_capacity));
 	json_object_object_add(root, "folding",
 			       json_object_new_boolean(s->folding));
+	json_object_object_add(
+		root, "kernel_spinlocks",
+		json_object_new_string(lt_kspins_name(s->kernel_spins)));
+	json_object_object_add(
+		root, "kernel_spinlocks_why",
+		json_object_new_string(
+			s->kernel_spins_why ? s->kernel_spins_why : ""));
 	json_object_object_add(root, "spin_sampler",
 			       json_object_new_string(s->spin_sampler ?
 							      s->spin_sampler :

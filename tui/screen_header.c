@@ -380,6 +380,27 @@ static void meter_probes(struct screen *sc, int y, int x, int cols)
 	}
 }
 
+/*
+ * Where the kernel does not report its spinning waits, a line says so
+ * (and why), so that no kernel spinlock row is taken for none waiting.
+ * Returns the line after it.
+ */
+static int meter_kspins(struct screen *sc, int y, int cols)
+{
+	const struct lt_snapshot *s = sc->cx.snap;
+	char line[512];
+
+	if (s->kernel_spins != LT_KSPINS_HIDDEN)
+		return y;
+	snprintf(line, sizeof(line), " not visible here: %s",
+		 s->kernel_spins_why ? s->kernel_spins_why : "");
+	attron(attr(sc, C_DIM, A_DIM));
+	label(sc, y, 0, "kernel spinlocks");
+	mvaddnstr(y, 16, line, cols - 16);
+	attroff(attr(sc, C_DIM, A_DIM));
+	return y + 1;
+}
+
 /* Returns the first line after the header. */
 int screen_header_draw(struct screen *sc, int cols)
 {
@@ -404,5 +425,5 @@ int screen_header_draw(struct screen *sc, int cols)
 	x = meter_pread(sc, y, cols);
 	x = meter_locked(sc, y, x, cols, &t);
 	meter_probes(sc, y, x, cols);
-	return y + 1;
+	return meter_kspins(sc, y + 1, cols);
 }
