@@ -255,7 +255,9 @@ struct lt_snapshot {
 };
 
 struct lt_options {
-	const pid_t *pids; /* trace these and their children; none: all */
+	/* Trace these, their threads and their descendants, those that run
+	 * at the start and those started later; none: all. */
+	const pid_t *pids;
 	size_t n_pids;
 	/* How often the consumer reads (idle slots wait two reads at
 	 * least before they go back); 0 means 1000. */
@@ -302,6 +304,9 @@ struct lt_collector;
  */
 int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 		      char *err, size_t err_len);
+
+/* Processes traced when the probes were attached; 0: every process. */
+size_t lt_collector_traced(const struct lt_collector *c);
 
 /* Reads the maps now. The result belongs to the collector. */
 int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap);
@@ -459,5 +464,13 @@ void lt_shrink(void **array, size_t *cap, size_t n, size_t elem);
 
 /* Threads of a live process, from /proc/PID/stat; 1 when it is gone. */
 size_t lt_proc_threads(pid_t pid);
+/*
+ * The roots and every process that descends from one of them, as /proc
+ * shows them now, each once: a malloc'd array in *out (NULL when
+ * empty); returns how many.
+ */
+size_t lt_proc_descendants(const pid_t *roots, size_t n_roots, pid_t **out);
+/* The processes whose name (/proc/PID/comm) is comm, but self. */
+size_t lt_proc_named(const char *comm, pid_t self, pid_t **out);
 
 #endif /* LOCKTOP_COLLECTOR_H */

@@ -59,6 +59,36 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 }
 
 /*
+ * The descendants of the processes asked for that already run: those
+ * forked from now on join the traced set in the fork probe, and a
+ * second walk finds those forked by a descendant before the first walk
+ * reached it. One that ended meanwhile is left out.
+ */
+static void add_descendants(struct lt_collector *c,
+			    const struct lt_options *opts)
+{
+	char err[128];
+	pid_t *found;
+	size_t n, i;
+	int pass;
+
+	c->n_traced = opts->n_pids;
+	for (pass = 0; pass < 2 && opts->n_pids; pass++) {
+		n = lt_proc_descendants(opts->pids, opts->n_pids, &found);
+		for (i = opts->n_pids; i < n; i++)
+			add_traced(c, found[i], err, sizeof(err));
+		if (n > c->n_traced)
+			c->n_traced = n;
+		free(found);
+	}
+}
+
+size_t lt_collector_traced(const struct lt_collector *c)
+{
+	return c->n_traced;
+}
+
+/*
  * Makes obj count into the futex object's maps. Every probe object has
  * them all (common.bpf.h); one missing is a build that went wrong, and
  * loading on would give the probe maps of its own that no one reads.
@@ -439,6 +469,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	ret = attach_probes(c, err, err_len);
 	if (ret)
 		goto cleanup;
+	add_descendants(c, opts);
 	usdt_scan(c); /* a server's own lock probes, if one runs */
 	kspin_check(c); /* can spinning kernel waits be seen here? */
 

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* What /proc tells the consumers of a process, so that they only draw. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collector.h"
+
+struct lt_proc_parent {
+	pid_t pid;
+	pid_t ppid;
+};
 
 size_t lt_proc_threads(pid_t pid)
 {
@@ -27,4 +33,105 @@ size_t lt_proc_threads(pid_t pid)
 	if (p)
 		t = strtol(p + 1, NULL, 10);
 	return t > 0 ? (size_t)t : 1;
+}
+
+/* Every process's parent, from /proc/PID/stat; *n of them. */
+static struct lt_proc_parent *parents(size_t *n)
+{
+	struct lt_proc_parent *all = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	*n = 0;
+	while (d && (e = readdir(d))) {
+		char path[64], buf[512], *p;
+		long pid = strtol(e->d_name, &p, 10);
+		size_t len;
+		FILE *f;
+
+		if (pid <= 0 || *p)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = 0;
+		/* comm may hold spaces; ") S PPID" follows it. */
+		p = strrchr(buf, ')');
+		if (!p || !p[1] || !p[2] ||
+		    lt_grow((void **)&all, &cap, *n + 1, sizeof(*all)))
+			continue;
+		all[*n].pid = (pid_t)pid;
+		all[*n].ppid = (pid_t)strtol(p + 4, NULL, 10);
+		(*n)++;
+	}
+	if (d)
+		closedir(d);
+	return all;
+}
+
+size_t lt_proc_descendants(const pid_t *roots, size_t n_roots, pid_t **out)
+{
+	struct lt_proc_parent *all;
+	size_t n_all, n = 0, cap = 0, i, j, done;
+	pid_t *found = NULL;
+
+	all = parents(&n_all);
+	for (i = 0; i < n_roots; i++) {
+		for (j = 0; j < n_all; j++)
+			if (all[j].pid == roots[i])
+				all[j].pid = 0; /* found already */
+		if (!lt_grow((void **)&found, &cap, n + 1, sizeof(*found)))
+			found[n++] = roots[i];
+	}
+	/* Breadth first: each process found adds its children. */
+	for (done = 0; done < n; done++)
+		for (j = 0; j < n_all; j++)
+			if (all[j].ppid == found[done] && all[j].pid &&
+			    !lt_grow((void **)&found, &cap, n + 1,
+				     sizeof(*found))) {
+				found[n++] = all[j].pid;
+				all[j].pid = 0; /* found once */
+			}
+	free(all);
+	*out = found;
+	return n;
+}
+
+size_t lt_proc_named(const char *comm, pid_t self, pid_t **out)
+{
+	pid_t *found = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	while (d && (e = readdir(d))) {
+		char path[64], name[64];
+		long pid;
+		char *end;
+		FILE *f;
+
+		pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || *end || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f)) {
+			name[strcspn(name, "\n")] = '\0';
+			if (!strcmp(name, comm) &&
+			    !lt_grow((void **)&found, &cap, n + 1,
+				     sizeof(*found)))
+				found[n++] = (pid_t)pid;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	*out = found;
+	return n;
 }

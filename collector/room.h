@@ -179,6 +179,7 @@ struct lt_collector {
 	uint64_t win_opened; /* when the open window opened */
 	uint64_t win_closed; /* when the last one closed */
 	int ncpus;
+	size_t n_traced; /* processes traced at the start; 0: all */
 	unsigned int interval_ms;
 	uint64_t opened_ns, last_read_ns; /* lt_mono_ns() */
 

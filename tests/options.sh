@@ -19,17 +19,19 @@ expect 2 "invalid delay '0'" -d 0
 expect 2 "invalid delay '-1'" -d -1
 expect 2 "invalid iteration count '0'" -n 0
 expect 2 "invalid iteration count 'x'" --iterations x
-expect 2 "invalid PID 'abc'" --pid abc
+expect 2 "no process is named 'no-such-name'" --pid no-such-name
+expect 2 "longer than the kernel keeps" -p a-name-of-sixteen
 expect 2 "invalid PID '0'" -p 0
 expect 2 "invalid row limit" --limit -5
 expect 2 "invalid retire time 'soon'" --retire soon
 expect 2 "invalid retire time '-1'" --retire -1
 expect 2 "at most 31 days" --retire 99999999
-expect 2 "not both" -p 1 -- true
+expect 2 "--ready-file needs a path" --ready-file ""
 expect 2 "requires an argument" --output
 expect 2 "invalid sampling rate '-3'" --spin-hz -3
 expect 2 "give one of them" --spin-always --spin-hz 0
-expect 2 "--spin-always and COMMAND trace here" --host local: --spin-always
+expect 2 "--ready-file and COMMAND trace here" --host local: --spin-always
+expect 2 "--ready-file and COMMAND trace here" --host local: --ready-file x
 expect 2 "no process with PID 2147483" -p 2147483
 expect 1 "cannot write '/nonexistent/dir/x'" -o /nonexistent/dir/x -n 1
 

@@ -345,7 +345,7 @@ static int watch_signals(struct run *r, sigset_t *orig_mask)
 	return 0;
 }
 
-/* Starts the command held at its gate; it is then the one PID traced. */
+/* Starts the command held at its gate; it is traced with any --pid. */
 static int start_command(struct run *r, const sigset_t *orig_mask)
 {
 	if (!env.command)
@@ -356,8 +356,7 @@ static int start_command(struct run *r, const sigset_t *orig_mask)
 			env.command[0], strerror(errno));
 		return -1;
 	}
-	env.pids[0] = r->child;
-	env.n_pids = 1;
+	env.pids[env.n_pids++] = r->child;
 	return 0;
 }
 
@@ -423,6 +422,35 @@ static int open_source(struct run *r)
 	return 0;
 }
 
+/*
+ * Says on stderr that the probes are attached and what they trace, and
+ * creates --ready-file: from here on every wait counts.
+ */
+static int announce_ready(struct run *r)
+{
+	size_t n = r->ops->traced ? r->ops->traced(r->src) : 0;
+	int fd;
+
+	if (r->ops == &source_live && n)
+		fprintf(stderr,
+			"locktop: probes attached; tracing %zu process%s\n", n,
+			n == 1 ? "" : "es");
+	else if (r->ops == &source_live)
+		fprintf(stderr,
+			"locktop: probes attached; tracing every process\n");
+	if (!env.ready_file)
+		return 0;
+	fd = open(env.ready_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		  0644);
+	if (fd < 0) {
+		fprintf(stderr, "locktop: cannot create --ready-file %s: %s\n",
+			env.ready_file, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /* Lets the command run. */
 static int release_command(struct run *r)
 {
@@ -459,7 +487,7 @@ static int set_up(struct run *r, int argc, char **argv)
 	ret = open_source(r);
 	if (ret)
 		return ret;
-	if (release_command(r))
+	if (announce_ready(r) || release_command(r))
 		return 1;
 	if (env.duration_s > 0)
 		r->end_at = lt_mono_ns() / 1e9 + env.duration_s;
@@ -476,6 +504,9 @@ static void describe_source(struct run *r)
 		snprintf(what, len, "pcp://%s", env.host);
 	else if (env.archive)
 		snprintf(what, len, "archive %s", env.archive);
+	else if (env.command && env.n_pids > 1)
+		snprintf(what, len, "live: %s (%d) + %zu pid%s", env.command[0],
+			 r->child, env.n_pids - 1, env.n_pids > 2 ? "s" : "");
 	else if (env.command)
 		snprintf(what, len, "live: %s (%d)", env.command[0], r->child);
 	else if (env.n_pids)

@@ -6,7 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "config.h"
+#include "collector.h"
 #include "locktop_args.h"
 
 struct env env = {
@@ -37,7 +39,11 @@ static const char doc[] =
 	"  locktop -- ./server              the screen for one command\n"
 	"  locktop --batch                  every process, a table a second\n"
 	"  locktop -b -d 5 -n 3             three 5-second tables, then exit\n"
-	"  locktop -b -p 1234               process 1234 and its children\n"
+	"  locktop -b -p 1234               process 1234 and its descendants\n"
+	"  locktop -b -p smbd               every smbd, and what they fork\n"
+	"  locktop record -o s.rec -p smbd --ready-file /tmp/r -- smbtorture "
+	"...\n"
+	"                                   the server, while the load runs\n"
 	"  locktop -b --json -- make -j8    trace a command; JSON lines; exit "
 	"with its status\n"
 	"  locktop -b -o waits.txt -- ./server   write the tables to a file\n"
@@ -76,6 +82,7 @@ enum {
 	OPT_NO_KERNEL,
 	OPT_SPIN_HZ,
 	OPT_SPIN_ALWAYS,
+	OPT_READY_FILE,
 };
 
 static const struct argp_option options[] = {
@@ -91,9 +98,15 @@ static const struct argp_option options[] = {
 	  "Stop after N tables (default: until "
 	  "interrupted or COMMAND exits)",
 	  0 },
-	{ "pid", 'p', "PID[,PID...]", 0,
-	  "Trace only these processes and "
-	  "their children (repeatable)",
+	{ "pid", 'p', "PID|NAME[,...]", 0,
+	  "Trace only these processes, their threads and their descendants, "
+	  "those running now and those started later; a NAME stands for "
+	  "every process of that name now (repeatable; with -- COMMAND, "
+	  "the command is traced too)",
+	  0 },
+	{ "ready-file", OPT_READY_FILE, "PATH", 0,
+	  "Create PATH once the probes are attached (a COMMAND starts "
+	  "after that), for a script to wait on",
 	  0 },
 	{ "json", 'j', NULL, 0,
 	  "One JSON object per interval, one per line; "
@@ -164,6 +177,28 @@ static long parse_count(struct argp_state *state, const char *what,
 	return v;
 }
 
+/* A NAME of -p: every process of that name, at parse time. */
+static void parse_comm(struct argp_state *state, const char *name)
+{
+	pid_t *found;
+	size_t n, i;
+
+	if (strlen(name) > 15)
+		argp_error(state,
+			   "process name '%s' is longer than the kernel "
+			   "keeps (15 characters)",
+			   name);
+	n = lt_proc_named(name, getpid(), &found);
+	if (!n)
+		argp_error(state, "no process is named '%s'", name);
+	for (i = 0; i < n; i++) {
+		if (env.n_pids == MAX_PIDS)
+			argp_error(state, "at most %d processes", MAX_PIDS);
+		env.pids[env.n_pids++] = found[i];
+	}
+	free(found);
+}
+
 static void parse_pids(struct argp_state *state, const char *arg)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
@@ -172,12 +207,17 @@ static void parse_pids(struct argp_state *state, const char *arg)
 		argp_failure(state, 1, ENOMEM, "--pid");
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		long pid = parse_count(state, "PID", tok, 1);
+		long pid;
 
+		if (*tok < '0' || *tok > '9') {
+			parse_comm(state, tok);
+			continue;
+		}
+		pid = parse_count(state, "PID", tok, 1);
 		if (pid > INT_MAX)
 			argp_error(state, "invalid PID '%s'", tok);
 		if (env.n_pids == MAX_PIDS)
-			argp_error(state, "at most %d PIDs", MAX_PIDS);
+			argp_error(state, "at most %d processes", MAX_PIDS);
 		env.pids[env.n_pids++] = (pid_t)pid;
 	}
 	free(copy);
@@ -188,17 +228,17 @@ static void check_together(struct argp_state *state)
 {
 	if (env.record && !env.output)
 		argp_error(state, "record needs -o FILE");
-	if (env.command && env.n_pids)
-		argp_error(state, "give --pid or a COMMAND, not both");
 	if (env.host && env.archive)
 		argp_error(state, "give --host or --archive, not both");
 	if ((env.host || env.archive) &&
 	    (env.command || env.n_pids || env.stacks || env.exact_holds ||
-	     env.no_kernel_locks || env.spin_hz >= 0 || env.spin_always))
-		argp_error(state, "--host and --archive read recorded "
-				  "metrics: --pid, --stacks, --exact-holds, "
-				  "--no-kernel-locks, --spin-hz, --spin-always "
-				  "and COMMAND trace here");
+	     env.no_kernel_locks || env.spin_hz >= 0 || env.spin_always ||
+	     env.ready_file))
+		argp_error(state,
+			   "--host and --archive read recorded "
+			   "metrics: --pid, --stacks, --exact-holds, "
+			   "--no-kernel-locks, --spin-hz, --spin-always, "
+			   "--ready-file and COMMAND trace here");
 	if (env.spin_always && env.spin_hz == 0)
 		argp_error(state, "--spin-always samples, --spin-hz 0 does "
 				  "not: give one of them");
@@ -268,6 +308,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_HOST:
 		env.host = arg;
 		break;
+	case OPT_READY_FILE:
+		if (!*arg)
+			argp_error(state, "--ready-file needs a path");
+		env.ready_file = arg;
+		break;
 	case OPT_ARCHIVE:
 		env.archive = arg;
 		break;
@@ -330,8 +375,12 @@ static const struct argp_option record_options[] = {
 	  "Stop after SECS seconds (a COMMAND still running gets SIGTERM)", 0 },
 	{ "interval", 'd', "SECS", 0,
 	  "Seconds per recorded interval (default 1; fractions allowed)", 0 },
-	{ "pid", 'p', "PID[,PID...]", 0,
-	  "Record only these processes and their children (repeatable)", 0 },
+	{ "pid", 'p', "PID|NAME[,...]", 0,
+	  "Record only these processes, their threads and descendants "
+	  "(see locktop --help); with -- COMMAND, for as long as it runs",
+	  0 },
+	{ "ready-file", OPT_READY_FILE, "PATH", 0,
+	  "Create PATH once the probes are attached", 0 },
 	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
 	  "Time every file lock hold (see locktop --help)", 0 },
 	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,

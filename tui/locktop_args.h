@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define MAX_PIDS 64
+#define MAX_PIDS 4096 /* -p: PIDs, and the processes a NAME stands for */
 #define EXIT_USAGE 2
 
 struct env {
@@ -26,7 +26,8 @@ struct env {
 	long iterations; /* 0: until stopped */
 	long limit; /* -1: the default for the format */
 	const char *output;
-	pid_t pids[MAX_PIDS];
+	const char *ready_file; /* --ready-file: created once attached */
+	pid_t pids[MAX_PIDS + 1]; /* and the command's */
 	size_t n_pids;
 	char **command; /* after "--" */
 	bool record; /* locktop record */

@@ -36,6 +36,8 @@ struct source_ops {
 	/* Housekeeping between reads, every LT_TEND_MS; may be NULL. */
 	void (*tend)(struct source *s);
 	void (*close)(struct source *s);
+	/* Processes traced at the start, 0: every one; may be NULL. */
+	size_t (*traced)(struct source *s);
 	/* Replays recorded data: no need to wait between reads in batch. */
 	bool recorded;
 	/* The snapshot's pids are local processes (/proc can be asked). */

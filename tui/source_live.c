@@ -64,6 +64,11 @@ static void live_tend(struct source *s)
 	lt_collector_tend(s->col);
 }
 
+static size_t live_traced(struct source *s)
+{
+	return lt_collector_traced(s->col);
+}
+
 const struct source_ops source_live = {
 	.name = "live",
 	.open = live_open,
@@ -71,6 +76,7 @@ const struct source_ops source_live = {
 	.set_interval = live_set_interval,
 	.tend = live_tend,
 	.close = live_close,
+	.traced = live_traced,
 	.recorded = false,
 	.local = true,
 };
