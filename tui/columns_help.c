@@ -19,9 +19,9 @@ static const struct {
 	const struct column *cols;
 	int n;
 } tables[] = {
-	{ "Locks view (F2, the first):", lock_cols, LC_NR },
-	{ "Processes view (F3):", proc_cols, PC_NR },
-	{ "Files view (F4):", file_cols, FC_NR },
+	{ "Locks view (F2 or l, the first):", lock_cols, LC_NR },
+	{ "Processes view (F3 or P):", proc_cols, PC_NR },
+	{ "Files view (F4 or f):", file_cols, FC_NR },
 	{ "Batch tables (--batch), one per interval and a summary of the "
 	  "run:",
 	  batch_cols, BC_NR },
