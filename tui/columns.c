@@ -3,38 +3,98 @@
 #include <stdio.h>
 #include "columns.h"
 
+/*
+ * A column's help says what it shows in both of its titles: the first a
+ * rate for the interval, the second (ctitle) the whole run's figure.
+ */
 const struct column lock_cols[LC_NR] = {
-	[LC_NAME] = { "LOCK", NULL, 20, true, true, 0, true },
-	[LC_KIND] = { "KIND", NULL, 10, false, true, 5, true },
-	[LC_WAITS] = { "WAITS/s", "WAITS", 8, false, false, 0, false },
-	[LC_WAIT] = { "WAIT/s", "WAIT", 8, false, false, 0, false },
-	[LC_AVG] = { "AVG", NULL, 7, false, false, 2, false },
-	[LC_P99] = { "P99", NULL, 7, false, false, 4, false },
-	[LC_MAX] = { "MAX", NULL, 7, false, false, 6, false },
-	[LC_WAITERS] = { "WAITERS", NULL, 7, false, false, 3, false },
-	[LC_HOLDER] = { "HOLDER", NULL, 14, false, true, 7, true },
-	[LC_PROCS] = { "PROCS", NULL, 5, false, false, 1, false },
+	[LC_NAME] = { "LOCK", NULL, 20, true, true, 0, true,
+		      "the lock: image+0xOFF in a program's or library's "
+		      "data, [heap]+0x..., a shared file's path+0xOFF, a "
+		      "locked file's path:offset, a spin loop's code site, or "
+		      "the name a kernel lock or a server's probes give it" },
+	[LC_KIND] = { "KIND", NULL, 10, false, true, 5, true,
+		      "futex, futex-pi, fcntl, ofd, flock, kernel, spin, "
+		      "pg-lwlock or pg-lock; futex-cond for the condition-like "
+		      "waits that --all shows" },
+	[LC_WAITS] = { "WAITS/s", "WAITS", 8, false, false, 0, false,
+		       "waits on it that ended" },
+	[LC_WAIT] = { "WAIT/s", "WAIT", 8, false, false, 0, false,
+		      "the time those waits took" },
+	[LC_AVG] = { "AVG", NULL, 7, false, false, 2, false, "the mean wait" },
+	[LC_P99] = { "P99", NULL, 7, false, false, 4, false,
+		     "the 99th percentile wait, the upper bound of its "
+		     "histogram bucket" },
+	[LC_MAX] = { "MAX", NULL, 7, false, false, 6, false,
+		     "the longest wait" },
+	[LC_WAITERS] = { "WAITERS", NULL, 7, false, false, 3, false,
+			 "threads blocked on it now (on a spin lock, the "
+			 "threads spinning on it)" },
+	[LC_HOLDER] = { "HOLDER", NULL, 14, false, true, 7, true,
+			"its last known holder, as pid/comm" },
+	[LC_PROCS] = { "PROCS", NULL, 5, false, false, 1, false,
+		       "how many processes have waited on it" },
 };
 
 const struct column proc_cols[PC_NR] = {
-	[PC_PID] = { "PID", NULL, 7, false, false, 0, false },
-	[PC_COMM] = { "COMMAND", NULL, 15, false, true, 0, true },
-	[PC_WAITS] = { "WAITS/s", "WAITS", 8, false, false, 0, false },
-	[PC_WAIT] = { "WAIT/s", "WAIT", 8, false, false, 0, false },
-	[PC_IOS] = { "IO/s", "IOS", 7, false, false, 2, false },
-	[PC_IOTIME] = { "IOTIME/s", "IOTIME", 8, false, false, 1, false },
-	[PC_TOP] = { "TOP LOCK", NULL, 12, true, true, 0, true },
+	[PC_PID] = { "PID", NULL, 7, false, false, 0, false,
+		     "the process's id" },
+	[PC_COMM] = { "COMMAND", NULL, 15, false, true, 0, true,
+		      "its command name" },
+	[PC_WAITS] = { "WAITS/s", "WAITS", 8, false, false, 0, false,
+		       "its lock waits that ended" },
+	[PC_WAIT] = { "WAIT/s", "WAIT", 8, false, false, 0, false,
+		      "the time those waits took" },
+	[PC_IOS] = { "IO/s", "IOS", 7, false, false, 2, false,
+		     "its pread and pwrite calls" },
+	[PC_IOTIME] = { "IOTIME/s", "IOTIME", 8, false, false, 1, false,
+			"the time those calls took" },
+	[PC_TOP] = { "TOP LOCK", NULL, 12, true, true, 0, true,
+		     "the lock it has waited on longest" },
 };
 
 const struct column file_cols[FC_NR] = {
-	[FC_NAME] = { "FILE", NULL, 16, true, true, 0, true },
-	[FC_READS] = { "PREAD/s", "PREADS", 8, false, false, 0, false },
-	[FC_WRITES] = { "PWRITE/s", "PWRITES", 8, false, false, 0, false },
-	[FC_RBYTES] = { "RD B/s", "RD B", 7, false, false, 4, false },
-	[FC_WBYTES] = { "WR B/s", "WR B", 7, false, false, 3, false },
-	[FC_IOTIME] = { "IOTIME/s", "IOTIME", 8, false, false, 2, false },
-	[FC_UNDER] = { "LOCKED/s", "LOCKED", 8, false, false, 0, false },
-	[FC_P99] = { "P99", NULL, 7, false, false, 1, false },
+	[FC_NAME] = { "FILE", NULL, 16, true, true, 0, true,
+		      "the file's path" },
+	[FC_READS] = { "PREAD/s", "PREADS", 8, false, false, 0, false,
+		       "pread calls on it" },
+	[FC_WRITES] = { "PWRITE/s", "PWRITES", 8, false, false, 0, false,
+			"pwrite calls on it" },
+	[FC_RBYTES] = { "RD B/s", "RD B", 7, false, false, 4, false,
+			"the bytes those preads read" },
+	[FC_WBYTES] = { "WR B/s", "WR B", 7, false, false, 3, false,
+			"the bytes those pwrites wrote" },
+	[FC_IOTIME] = { "IOTIME/s", "IOTIME", 8, false, false, 2, false,
+			"the time the calls took" },
+	[FC_UNDER] = { "LOCKED/s", "LOCKED", 8, false, false, 0, false,
+		       "the part of that time in which the caller held a "
+		       "lock" },
+	[FC_P99] = { "P99", NULL, 7, false, false, 1, false,
+		     "the 99th percentile call" },
+};
+
+/*
+ * Batch text: a width per column, one space between columns, two before
+ * the last, which takes the rest of the line. Text cells longer than
+ * their width are cut; numbers are not.
+ */
+const struct column batch_cols[BC_NR] = {
+	[BC_NAME] = { "LOCK", NULL, 36, false, true, 0, true,
+		      "the lock, named as on the screen, cut to 36 "
+		      "characters" },
+	[BC_KIND] = { "KIND", NULL, 10, false, true, 0, true,
+		      "its kind, as on the screen" },
+	[BC_WAITS] = { "WAITS", NULL, 9, false, false, 0, false,
+		       "waits on it that ended in the interval (in the "
+		       "summary, in the run)" },
+	[BC_WAIT] = { "TOTAL WAIT", NULL, 10, false, false, 0, false,
+		      "the time those waits took" },
+	[BC_AVG] = { "AVG", NULL, 9, false, false, 0, false, "the mean wait" },
+	[BC_MAX] = { "MAX", NULL, 9, false, false, 0, false,
+		     "the longest wait" },
+	[BC_PROC] = { "PROCESS", NULL, 0, true, true, 0, true,
+		      "comm/pid of the first process that waited on it, and "
+		      "+N when N others waited too" },
 };
 
 /* ---- numbers ---- */

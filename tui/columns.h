@@ -25,6 +25,7 @@ struct column {
 	bool left;
 	int drop; /* narrow terminals drop 1 first, then 2...; 0: never */
 	bool text; /* sorts by name, A to Z */
+	const char *help; /* its meaning, for --help and the man page */
 };
 
 /* Locks view */
@@ -58,9 +59,20 @@ enum {
 	FC_NR
 };
 
+/* Batch text tables (output.c): their own, fixed columns. */
+enum { BC_NAME, BC_KIND, BC_WAITS, BC_WAIT, BC_AVG, BC_MAX, BC_PROC, BC_NR };
+
 extern const struct column lock_cols[LC_NR];
 extern const struct column proc_cols[PC_NR];
 extern const struct column file_cols[FC_NR];
+extern const struct column batch_cols[BC_NR];
+
+/*
+ * What every table's columns mean, from the tables above: the text that
+ * ends locktop --help, which docs/locktop.1 repeats. The caller frees it;
+ * NULL when out of memory.
+ */
+char *col_help_text(void);
 
 /* What cells are formatted from. */
 struct col_ctx {

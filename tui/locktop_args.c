@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "config.h"
 #include "collector.h"
+#include "columns.h"
+#include "config.h"
 #include "locktop_args.h"
 
 struct env env = {
@@ -19,8 +21,6 @@ struct env env = {
 };
 
 const char *argp_program_version = "locktop " LOCKTOP_VERSION;
-const char *argp_program_bug_address =
-	"<https://github.com/locktop/locktop/issues>";
 
 static const char doc[] =
 	"locktop -- where processes wait on locks, who holds them, and what "
@@ -53,11 +53,7 @@ static const char doc[] =
 	"  locktop diff a.rec b.rec         compare two records "
 	"(locktop diff --help)\n"
 	"\v"
-	"Columns: LOCK names the futex by mapping and offset (libc.so.6+0x..., "
-	"[heap]+0x..., a shared file's path+0x...); WAITS is how many waits "
-	"ended in the interval; TOTAL WAIT, AVG and MAX are their durations; "
-	"PROCESS is comm/pid of the waiter.\n"
-	"\n"
+	/* help_filter() puts what the columns mean here. */
 	"Only lock-like waits are shown by default: a glibc mutex waiting with "
 	"value 2, or a robust/PI word with an owner and waiters. Condition "
 	"variables, semaphores and joins are kind futex-cond; --all shows them.\n"
@@ -395,9 +391,27 @@ static const struct argp_option record_options[] = {
 	{},
 };
 
+/* The text after the options starts with the columns, from their tables. */
+static char *help_filter(int key, const char *text, void *input)
+{
+	char *cols, *out = NULL;
+
+	(void)input;
+	if (key != ARGP_KEY_HELP_POST_DOC || !text)
+		return (char *)text;
+	cols = col_help_text();
+	if (!cols)
+		return (char *)text;
+	if (asprintf(&out, "%s\n\n%s", cols, text) < 0)
+		out = NULL;
+	free(cols);
+	return out ? out : (char *)text;
+}
+
 int args_parse(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, args_doc, doc };
+	static const struct argp argp = { options, parse_arg,	args_doc, doc,
+					  NULL,	   help_filter, NULL };
 	static const struct argp rec_argp = { record_options, parse_arg,
 					      "-o FILE [-- COMMAND [ARGS...]]",
 					      record_doc };

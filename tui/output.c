@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <json-c/json.h>
+#include "columns.h"
 #include "output.h"
 
 int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
@@ -363,22 +364,56 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	return ret;
 }
 
+/* One line of cells under batch_cols: their widths and alignment. */
+static void print_cells(FILE *out, const char *const cell[BC_NR])
+{
+	int i;
+
+	for (i = 0; i < BC_NR; i++) {
+		const struct column *c = &batch_cols[i];
+		const char *sep = !i ? "" : i == BC_NR - 1 ? "  " : " ";
+
+		if (i == BC_NR - 1)
+			fprintf(out, "%s%s\n", sep, cell[i]);
+		else if (c->text)
+			fprintf(out, "%s%-*.*s", sep, c->width, c->width,
+				cell[i]);
+		else
+			fprintf(out, "%s%*s", sep, c->width, cell[i]);
+	}
+}
+
+static void print_head(FILE *out)
+{
+	const char *cell[BC_NR];
+	int i;
+
+	for (i = 0; i < BC_NR; i++)
+		cell[i] = batch_cols[i].title;
+	print_cells(out, cell);
+}
+
 static void print_row(FILE *out, const struct lt_lock *l, bool totals)
 {
 	const struct lt_figures *f = lt_lock_figures(l, totals);
-	char total[16], avg[16], max[16], proc[48];
+	char waits[24], total[16], avg[16], max[16], proc[48];
+	const char *cell[BC_NR] = {
+		[BC_NAME] = l->name, [BC_KIND] = lt_kind_name(l->kind),
+		[BC_WAITS] = waits,  [BC_WAIT] = total,
+		[BC_AVG] = avg,	     [BC_MAX] = max,
+		[BC_PROC] = proc,
+	};
 
+	snprintf(waits, sizeof(waits), "%" PRIu64, f->waits);
+	lt_format_ns(f->wait_ns, total, sizeof(total));
+	lt_format_ns(f->waits ? f->wait_ns / f->waits : 0, avg, sizeof(avg));
+	lt_format_ns(f->max_wait_ns, max, sizeof(max));
 	snprintf(proc, sizeof(proc), "%s/%d", l->comm,
 		 l->n_pids ? l->pids[0] : 0);
 	if (l->n_pids > 1)
 		snprintf(proc + strlen(proc), sizeof(proc) - strlen(proc),
 			 " +%zu", l->n_pids - 1);
-	fprintf(out, "%-36.36s %-10s %9" PRIu64 " %10s %9s %9s  %s\n", l->name,
-		lt_kind_name(l->kind), f->waits,
-		lt_format_ns(f->wait_ns, total, sizeof(total)),
-		lt_format_ns(f->waits ? f->wait_ns / f->waits : 0, avg,
-			     sizeof(avg)),
-		lt_format_ns(f->max_wait_ns, max, sizeof(max)), proc);
+	print_cells(out, cell);
 }
 
 static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
@@ -412,8 +447,7 @@ static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
 			when, s->interval_s, n, n == 1 ? "" : "s",
 			s->drops_delta);
 	}
-	fprintf(out, "%-36s %-10s %9s %10s %9s %9s  %s\n", "LOCK", "KIND",
-		"WAITS", "TOTAL WAIT", "AVG", "MAX", "PROCESS");
+	print_head(out);
 	for (i = 0; i < shown; i++)
 		print_row(out, rows[i], totals);
 	if (shown < n)
