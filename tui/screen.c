@@ -161,7 +161,10 @@ static void draw_footer(struct screen *sc, int y, int cols)
 		attron(A_BOLD);
 		mvaddnstr(y, 0, what[sc->prompt], cols);
 		attroff(A_BOLD);
+		if (sc->input_selected)
+			attron(A_REVERSE);
 		addnstr(sc->input, cols - (int)strlen(what[sc->prompt]));
+		attroff(A_REVERSE);
 		curs_set(1);
 		return;
 	}

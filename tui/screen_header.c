@@ -189,7 +189,11 @@ static void meter_wait(struct screen *sc, int y, int cols,
 	share = t->threads ? blocked / (double)t->threads : 0;
 	drops = sc->cx.cumulative ? s->drops_total : s->drops_delta;
 	label(sc, y, 0, "Wait");
-	snprintf(line, sizeof(line), " of %zu thr %zu proc, %.2f blocked",
+	/* What the share is of: every thread of the processes that
+	 * waited, idle pool threads too; "blocked" is how many of them
+	 * waited at a time, on average. */
+	snprintf(line, sizeof(line),
+		 " of %zu thr in %zu waiting proc, %.2f blocked on avg",
 		 t->threads, t->procs, blocked);
 	drop_label(s, sc->cx.cumulative, drops, a, sizeof(a));
 	meter_w = cols - 5 - (int)strlen(line) - (int)strlen(a) - 2;

@@ -48,6 +48,7 @@ static void start_prompt(struct screen *sc, enum prompt p)
 		snprintf(sc->input, sizeof(sc->input), "%s", sc->filter);
 		sc->input_len = strlen(sc->input);
 	}
+	sc->input_selected = sc->input_len > 0;
 }
 
 static enum screen_action finish_prompt(struct screen *sc)
@@ -97,6 +98,17 @@ static enum screen_action finish_prompt(struct screen *sc)
 
 static enum screen_action prompt_key(struct screen *sc, int ch)
 {
+	bool selected = sc->input_selected;
+
+	sc->input_selected = false;
+	if (selected && ch != '\n' && ch != '\r' && ch != KEY_ENTER &&
+	    ch != 27 && ch != KEY_RIGHT && ch != KEY_END) {
+		/* The old text goes: typing replaces it. */
+		sc->input_len = 0;
+		sc->input[0] = 0;
+		if (ch == KEY_BACKSPACE || ch == 127 || ch == 8)
+			return SCREEN_NONE;
+	}
 	switch (ch) {
 	case '\n':
 	case '\r':

@@ -84,6 +84,9 @@ struct screen {
 	enum prompt prompt;
 	char input[64];
 	size_t input_len;
+	/* The prompt's text is the old one, selected: a key typed replaces
+	 * it, Backspace clears it, Enter keeps it, Right or End edits it. */
+	bool input_selected;
 	uint64_t detail_id;
 	int detail_scroll;
 	int sort_menu;

@@ -118,6 +118,23 @@ T send-keys -t lt c
 wait_for "filter cleared" 'contend(\)|\+0x)'
 echo "ok: detail"
 
+# The name filter: a second / starts from the old text, selected, so
+# that typing replaces it rather than adding to it.
+T send-keys -t lt /
+wait_for "filter prompt" 'Filter by name: *$'
+T send-keys -t lt -l "contend"
+T send-keys -t lt Enter
+wait_for "name filter shown" "name~'contend'"
+T send-keys -t lt /
+wait_for "the old filter in the prompt" 'Filter by name: contend'
+T send-keys -t lt -l "t.tdb"
+T send-keys -t lt Enter
+wait_for "the filter replaced" "name~'t\.tdb'"
+T send-keys -t lt /
+T send-keys -t lt BSpace Enter
+wait_gone "the filter cleared by one Backspace" "name~"
+echo "ok: the filter prompt replaces its old text"
+
 # Other views by F-key and letter
 T send-keys -t lt F3
 wait_for "processes view" '^ *PID +COMMAND '
