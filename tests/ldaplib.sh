@@ -51,7 +51,7 @@ index uid eq
 EOF
 	# -d 0: in the foreground, logging nothing.
 	slapd -d 0 -f "$ldap_dir/slapd.conf" \
-		-h "$ldap_url ldapi://$(sed 's,/,%2F,g' <<<"$ldap_dir")%2Fldapi/" \
+		-h "$ldap_url ldapi://${ldap_dir//\//%2F}%2Fldapi/" \
 		>"$ldap_dir/slapd.log" 2>&1 &
 	ldap_pid=$!
 	srv_wait_port "$ldap_port" "$ldap_pid" 30 ||

@@ -27,9 +27,9 @@ srv_port_free() {
 # for different shells (another test may run the same server at the
 # same time).
 srv_port() {
-	local p i
+	local p _
 	p=$((20000 + ($$ * 7 + RANDOM) % 25000))
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		srv_port_free "$p" && { echo "$p"; return 0; }
 		p=$((20000 + (p - 20000 + 1) % 25000))
 	done
