@@ -48,6 +48,18 @@ start_truth() {
 	fail "bpftrace did not attach"
 }
 
+# stop_pid PID: SIGINT, and SIGKILL after 20 s; its exit status.
+stop_pid() {
+	local _
+	kill -INT "$1"
+	for _ in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$1" 2>/dev/null || true
+	wait "$1"
+}
+
 # A jq filter turning a JSON "0x..." address into a number.
 jq_hex='ltrimstr("0x") | explode | reduce .[] as $c
 	(0; . * 16 + if $c >= 97 then $c - 87 else $c - 48 end)'

@@ -93,19 +93,8 @@ dl_job=$!
 deadlock 2 1
 wait "$dl_job"
 sleep 1
-# stop PID: SIGINT, and SIGKILL after 20 s; its exit status.
-stop() {
-	local i
-	kill -INT "$1"
-	for i in $(seq 100); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	wait "$1"
-}
-stop "$bt" || true
-stop "$lt" || fail "locktop failed"
+stop_pid "$bt" || true
+stop_pid "$lt" || fail "locktop failed"
 
 final=$(tail -n 1 "$tmpdir/lt.json")
 [ "$(jq -r .final <<<"$final")" = true ] || fail "no final line"

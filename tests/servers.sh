@@ -74,19 +74,8 @@ echo "load: $(awk -v s="$start" -v e="$(date +%s.%N)" \
 	'BEGIN { printf "%.1f", e - s }') s"
 sleep 1
 
-# stop PID: SIGINT, and SIGKILL after 20 s; its exit status.
-stop() {
-	local _
-	kill -INT "$1"
-	for _ in $(seq 100); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	wait "$1"
-}
-stop "$bt" || true
-stop "$lt" || fail "locktop failed"
+stop_pid "$bt" || true
+stop_pid "$lt" || fail "locktop failed"
 gone
 
 final=$(tail -n 1 "$tmpdir/lt.json")
