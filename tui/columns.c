@@ -207,7 +207,13 @@ void col_lock_cell(const struct col_ctx *cx, const struct lt_lock *l, int col,
 		snprintf(buf, len, "%u", l->waiters_now + l->spinning_now);
 		break;
 	case LC_HOLDER:
-		if (l->holder)
+		if (l->holder && l->holder_tid && l->holder_tid != l->holder)
+			/* One of its threads: which one, by TID and name. */
+			snprintf(buf, len, "%d/%s (%d/%s)", l->holder,
+				 l->holder_comm[0] ? l->holder_comm : "?",
+				 l->holder_tid,
+				 l->holder_thread[0] ? l->holder_thread : "?");
+		else if (l->holder)
 			snprintf(buf, len, "%d/%s", l->holder,
 				 l->holder_comm[0] ? l->holder_comm : "?");
 		else
