@@ -101,6 +101,9 @@ struct lt_party {
 	char comm[LT_COMM_SIZE];
 	uint64_t count; /* waits (waiter) or times seen holding */
 	uint64_t ns; /* wait time it suffered or caused */
+	/* A futex's holder: its thread that held most, else 0 and "". */
+	pid_t tid;
+	char thread[LT_COMM_SIZE];
 };
 
 struct lt_lock {
@@ -120,6 +123,8 @@ struct lt_lock {
 	unsigned int spinning_now;
 	pid_t holder; /* last known holder, 0 if unknown */
 	char holder_comm[LT_COMM_SIZE];
+	pid_t holder_tid; /* a futex's: the holding thread, else 0 */
+	char holder_thread[LT_COMM_SIZE];
 	struct lt_party holders[LT_TOP_PARTIES]; /* most blocking first */
 	size_t n_holders;
 	struct lt_party waiters[LT_TOP_PARTIES]; /* most waiting first */

@@ -126,9 +126,14 @@ static void forget_tids(struct lt_collector *c)
 	table = lt_index_table(c->n_tids, &size);
 	if (!table)
 		return; /* kept a while longer */
-	for (i = 0; i < c->n_tids; i++)
+	for (i = 0; i < c->n_tids; i++) {
 		if (!tid_gone(c, &c->tids[i]))
 			c->tids[k++] = c->tids[i];
+		else /* its name, which another thread's TID may be */
+			bpf_map_delete_elem(
+				bpf_map__fd(c->futex->maps.thread_comms),
+				&c->tids[i].tid);
+	}
 	c->n_tids = k;
 	lt_index_refill(&c->tid_ix, table, size, k, c->tids);
 	lt_shrink((void **)&c->tids, &c->cap_tids, k, sizeof(*c->tids));

@@ -79,6 +79,15 @@ static void caller_of(struct lt_collector *c, const struct lt_kwhere *kw,
 	}
 }
 
+/* Whether path is the file (dev, ino), dev as the kernel numbers it. */
+static bool is_file(const char *path, uint64_t dev, uint64_t ino)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == ino &&
+	       st.st_dev == makedev(dev >> 20, dev & 0xfffff);
+}
+
 /* A path of pid's for (dev, ino): an open descriptor or its cwd. */
 static bool proc_path(pid_t pid, uint64_t dev, uint64_t ino, char *buf,
 		      size_t len)
@@ -97,18 +106,50 @@ static bool proc_path(pid_t pid, uint64_t dev, uint64_t ino, char *buf,
 	if (d)
 		closedir(d);
 	if (!found && pid > 0) {
-		struct stat st;
 		ssize_t n;
 
 		snprintf(dir, sizeof(dir), "/proc/%d/cwd", pid);
-		if (!stat(dir, &st) && st.st_ino == ino &&
-		    st.st_dev == makedev(dev >> 20, dev & 0xfffff)) {
+		if (is_file(dir, dev, ino)) {
 			n = readlink(dir, buf, len - 1);
 			found = n > 0;
 			if (found)
 				buf[n] = '\0';
 		}
 	}
+	return found;
+}
+
+/*
+ * The path the probe's names of an inode's dentry and its parents make
+ * under a mount of its filesystem's root, when it is that inode: the
+ * name of a directory waited for by paths from anywhere.
+ */
+static bool chain_path(const struct lt_kwhere *kw, char *buf, size_t len)
+{
+	char line[1024], root[512], at[512];
+	unsigned int maj, min;
+	bool found = false;
+	size_t n;
+	__u32 i;
+	FILE *f;
+
+	if (!kw->rooted || !kw->ndirs || kw->ndirs > LT_KDIRS)
+		return false;
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*d %*d %u:%u %511s %511s", &maj, &min, root,
+			   at) != 4 ||
+		    maj != kw->dev >> 20 || min != (kw->dev & 0xfffff) ||
+		    strcmp(root, "/"))
+			continue;
+		n = (size_t)snprintf(buf, len, "%s", strcmp(at, "/") ? at : "");
+		for (i = kw->ndirs; i-- > 0 && n < len;)
+			n += (size_t)snprintf(buf + n, len - n, "/%.*s",
+					      LT_KDIR_LEN, kw->dirs[i]);
+		found = n < len && is_file(buf, kw->dev, kw->ino);
+	}
+	if (f)
+		fclose(f);
 	return found;
 }
 
@@ -158,7 +199,7 @@ static bool name_guarded(struct lt_collector *c, struct lt_lock *l,
 		if (!proc_path(l->pids[i], kw->dev, kw->ino, path,
 			       sizeof(path)))
 			path[0] = '\0';
-	if (!path[0])
+	if (!path[0] && !chain_path(kw, path, sizeof(path)))
 		snprintf(path, sizeof(path), "%s", kw->file);
 	snprintf(l->name, sizeof(l->name), "i_rwsem of %s", path);
 	return true;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "room.h"
 #include "fileio.skel.h"
@@ -78,19 +79,125 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 	return i;
 }
 
+/* Whether pid maps the file or shmem object (dev, ino); a process
+ * gone, whose maps cannot be read, is taken at the probe's word. */
+static bool maps_object(struct lt_collector *c, pid_t pid, uint64_t dev,
+			uint64_t ino)
+{
+	struct mapper *m = &c->mappers[(pid * 31 + ino * 17 + dev) % MAPPERS];
+	unsigned int maj, min;
+	unsigned long inode;
+	char path[64], line[512];
+	FILE *f;
+
+	if (m->pid == pid && m->dev == dev && m->ino == ino)
+		return m->maps;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	m->pid = pid;
+	m->dev = dev;
+	m->ino = ino;
+	m->maps = false;
+	while (!m->maps && fgets(line, sizeof(line), f))
+		m->maps = sscanf(line, "%*x-%*x %*s %*x %x:%x %lu", &maj, &min,
+				 &inode) == 3 &&
+			  inode == ino && maj == dev >> 20 &&
+			  min == (dev & 0xfffff);
+	fclose(f);
+	return m->maps;
+}
+
+/* Whether pid can hold the lock: see parties_may_hold(). */
+static bool can_hold(struct lt_collector *c, const struct lt_lock_key *k,
+		     pid_t pid)
+{
+	if (k->kind != LT_PK_FUTEX && k->kind != LT_PK_FUTEX_PI &&
+	    k->kind != LT_PK_FUTEX_COND)
+		return true;
+	if (!k->shared)
+		return (pid_t)k->dev_or_tgid == pid;
+	/* A kernel thread maps nothing. */
+	return maps_object(c, pid, k->dev_or_tgid, k->ino);
+}
+
+/*
+ * Whether process pid can hold lock: a futex's holder is a process that
+ * reaches its word, the lock's own for a private word, one that maps its
+ * file or shmem object for a shared one, and so never a kernel thread.
+ * The probe names only such owners; this holds for the rest too (a TID
+ * that ended and came back in another process). Asked once per holder
+ * of a lock, kept with its side.
+ */
+bool parties_may_hold(struct lt_collector *c, size_t lock, pid_t pid)
+{
+	struct side_key sk = { .lock = c->lstate[lock].key,
+			       .pid = (__u32)pid,
+			       .holder = 1 };
+	ssize_t k = lt_index_find(&c->side_ix, &sk, c->side);
+
+	if (k < 0)
+		return can_hold(c, &sk.lock, pid);
+	if (!c->side[k].may_hold)
+		c->side[k].may_hold = can_hold(c, &sk.lock, pid) ? 1 : -1;
+	return c->side[k].may_hold > 0;
+}
+
+/* The name of thread tid of process pid: its own while it lives, else
+ * what the probe kept when it named the thread, else "?". */
+void parties_thread_name(struct lt_collector *c, pid_t pid, pid_t tid,
+			 char *name)
+{
+	__u32 key = (__u32)tid;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	f = fopen(path, "re");
+	if (f && fgets(name, LT_COMM_SIZE, f)) {
+		name[strcspn(name, "\n")] = '\0';
+	} else if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.thread_comms),
+					&key, name)) {
+		name[LT_COMM_SIZE - 1] = '\0';
+	} else {
+		snprintf(name, LT_COMM_SIZE, "?");
+	}
+	if (f)
+		fclose(f);
+}
+
+/* A holder's thread that held most, and its name when it changed. */
+static void top_thread(struct lt_collector *c, struct side_state *ss, pid_t pid,
+		       const struct party_state *ps)
+{
+	__u32 tid = ps->key.tgid;
+
+	if (tid != ss->tid &&
+	    (ps->ns < ss->tid_ns ||
+	     (ps->ns == ss->tid_ns && ps->count <= ss->tid_count)))
+		return;
+	ss->tid_count = ps->count;
+	ss->tid_ns = ps->ns;
+	if (tid == ss->tid)
+		return;
+	ss->tid = tid;
+	parties_thread_name(c, pid, (pid_t)tid, ss->thread);
+}
+
 /* Keeps the top LT_TOP_PARTIES by ns, merging one process's threads. */
-/* Puts pid in a lock's top list with its totals, if it ranks. */
-static void set_party(struct lt_party *top, size_t *n, pid_t pid,
-		      const char *comm, uint64_t count, uint64_t ns)
+/* Puts a process in a lock's top list with its totals, if it ranks. */
+static void set_party(struct lt_party *top, size_t *n,
+		      const struct lt_party *from)
 {
 	struct lt_party p;
+	pid_t pid = from->pid;
+	uint64_t ns = from->ns;
 	size_t i, j;
 
 	for (i = 0; i < *n; i++) {
 		if (top[i].pid == pid) {
-			top[i].count = count;
-			top[i].ns = ns;
-			snprintf(top[i].comm, sizeof(top[i].comm), "%s", comm);
+			top[i] = *from;
 			p = top[i];
 			for (j = i; j > 0 && top[j - 1].ns < p.ns; j--)
 				top[j] = top[j - 1];
@@ -108,10 +215,7 @@ static void set_party(struct lt_party *top, size_t *n, pid_t pid,
 		(*n)++;
 	for (j = *n - 1; j > 0 && top[j - 1].ns < ns; j--)
 		top[j] = top[j - 1];
-	top[j].pid = pid;
-	snprintf(top[j].comm, sizeof(top[j].comm), "%s", comm);
-	top[j].count = count;
-	top[j].ns = ns;
+	top[j] = *from;
 }
 
 int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid)
@@ -155,7 +259,10 @@ static int link_party(struct lt_collector *c, struct party_state *ps,
 	if (k < 0)
 		return (int)k;
 	if (c->side[k].dead_at) {
+		/* Its PID in use again: another process. */
 		c->side[k].dead_at = 0;
+		c->side[k].may_hold = 0;
+		c->side[k].tid = 0;
 		c->n_dead_sides--;
 	}
 	p = proc_of(c, (pid_t)sk.pid);
@@ -179,6 +286,7 @@ static int merge_party(struct lt_collector *c, const void *rec)
 {
 	const struct lt_party_rec *r = rec;
 	const struct lt_party_key *pk = &r->key;
+	struct lt_party party = { 0 };
 	uint64_t dcount, dns;
 	struct party_state *ps;
 	struct side_state *ss;
@@ -227,13 +335,23 @@ static int merge_party(struct lt_collector *c, const void *rec)
 	ss->count += dcount;
 	ss->ns += dns;
 	proc = &c->procs[ps->proc];
+	party.pid = proc->pid;
+	memcpy(party.comm, proc->comm, sizeof(party.comm));
+	party.count = ss->count;
+	party.ns = ss->ns;
 	if (ss->key.holder) {
-		set_party(l->holders, &l->n_holders, proc->pid, proc->comm,
-			  ss->count, ss->ns);
+		/* One that cannot hold it is never shown. */
+		if (!parties_may_hold(c, ps->lock, proc->pid))
+			return 0;
+		if (pk->role == LT_ROLE_HOLDER) {
+			top_thread(c, ss, proc->pid, ps);
+			party.tid = (pid_t)ss->tid;
+			memcpy(party.thread, ss->thread, sizeof(party.thread));
+		}
+		set_party(l->holders, &l->n_holders, &party);
 		return 0;
 	}
-	set_party(l->waiters, &l->n_waiters, proc->pid, proc->comm, ss->count,
-		  ss->ns);
+	set_party(l->waiters, &l->n_waiters, &party);
 	if (!lt_kind_is_lock(l->kind))
 		return 0;
 	proc->delta.waits += dcount;

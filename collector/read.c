@@ -264,7 +264,8 @@ static void name_fresh(struct lt_collector *c)
 	c->n_fresh = 0;
 }
 
-/* The last holder of each moving lock, named when it changed. */
+/* The last holder of each moving lock, named when it changed; one that
+ * cannot hold it leaves the last that could. */
 static void name_holders(struct lt_collector *c)
 {
 	size_t i;
@@ -273,12 +274,24 @@ static void name_holders(struct lt_collector *c)
 		struct lt_lock *l = &c->locks[c->live[i]];
 		struct lock_state *s = &c->lstate[c->live[i]];
 
-		if (s->raw.last_holder &&
-		    s->raw.last_holder != s->shown_holder) {
-			l->holder =
-				parties_tgid_of(c, (__u32)s->raw.last_holder);
-			locks_read_comm(c, l->holder, l->holder_comm);
-			s->shown_holder = s->raw.last_holder;
+		__u32 tid = (__u32)s->raw.last_holder;
+		pid_t pid;
+
+		if (!tid || s->raw.last_holder == s->shown_holder)
+			continue;
+		s->shown_holder = s->raw.last_holder;
+		pid = parties_tgid_of(c, tid);
+		if (!parties_may_hold(c, c->live[i], pid))
+			continue;
+		l->holder = pid;
+		locks_read_comm(c, l->holder, l->holder_comm);
+		l->holder_tid = 0;
+		l->holder_thread[0] = '\0';
+		/* A futex's holder is a thread: a word's owner, a waker. */
+		if (l->kind == LT_KIND_FUTEX || l->kind == LT_KIND_FUTEX_PI) {
+			l->holder_tid = (pid_t)tid;
+			parties_thread_name(c, pid, (pid_t)tid,
+					    l->holder_thread);
 		}
 	}
 }

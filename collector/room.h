@@ -114,6 +114,12 @@ struct side_state {
 	struct side_key key; /* first: the index's key */
 	uint64_t count, ns;
 	uint64_t dead_at; /* when its process ended, or 0 */
+	/* A holder: whether it can hold the lock (parties_may_hold()),
+	 * 0 not asked yet, 1 yes, -1 no; its thread that held most. */
+	int may_hold;
+	__u32 tid;
+	uint64_t tid_count, tid_ns;
+	char thread[LT_COMM_SIZE];
 };
 
 struct proc_state {
@@ -147,6 +153,15 @@ struct idle_entry {
 	__u32 slot;
 	bool named; /* its name is still in the kernel's map */
 };
+
+/* Whether a process maps a file or shmem object, as /proc said. */
+struct mapper {
+	pid_t pid;
+	bool maps;
+	uint64_t dev, ino;
+};
+
+#define MAPPERS 256 /* (process, object) verdicts kept, by hash */
 
 struct lt_collector {
 	struct futex_bpf *futex;
@@ -203,6 +218,7 @@ struct lt_collector {
 	size_t n_party, cap_party;
 	struct lt_index party_ix;
 
+	struct mapper mappers[MAPPERS]; /* parties_may_hold()'s, by hash */
 	struct side_state *side; /* holders and waiters per lock */
 	size_t n_side, cap_side;
 	struct lt_index side_ix;
@@ -323,6 +339,9 @@ int locks_read(struct lt_collector *c);
 /* parties.c: holders, waiters and processes. */
 pid_t parties_tgid_of(struct lt_collector *c, __u32 tid);
 int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid);
+bool parties_may_hold(struct lt_collector *c, size_t lock, pid_t pid);
+void parties_thread_name(struct lt_collector *c, pid_t pid, pid_t tid,
+			 char *name);
 int parties_read(struct lt_collector *c);
 int parties_read_io(struct lt_collector *c);
 void parties_rename(struct lt_collector *c);

@@ -17,8 +17,11 @@ static const char *const lock_fns[] = {
 	"mutex", "rwlock", "lll_lock", "lll_clocklock", "spin_lock",
 };
 
+/* C++'s atomic waits (std::latch, std::counting_semaphore, atomic<T>::wait)
+ * come through libstdc++'s __platform_wait. */
 static const char *const event_fns[] = {
-	"cond", "sem_", "barrier", "join", "once", "sigwait", "nanosleep",
+	"cond",	   "sem_",	"barrier",	 "join",	"once",
+	"sigwait", "nanosleep", "platform_wait", "atomic_wait",
 };
 
 static bool name_has(const char *name, const char *const *parts, size_t n,
@@ -38,6 +41,7 @@ static bool name_has(const char *name, const char *const *parts, size_t n,
 /* The verdict on the function at ip in pid; see enum lt_site_verdict. */
 static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
 {
+	/* No verdict: the wait is a lock's, as one no symbol names. */
 	struct lt_site v = { .verdict = LT_SITE_VALUE };
 	const char *name;
 	char buf[LT_SYM_LEN];

@@ -174,6 +174,12 @@ static int lock_detail(const struct lt_lock *l, unsigned int item,
 	case L_HOLDER_COMM:
 		atom->cp = (char *)l->holder_comm;
 		break;
+	case L_HOLDER_TID:
+		atom->ul = (uint32_t)l->holder_tid;
+		break;
+	case L_HOLDER_THREAD:
+		atom->cp = (char *)l->holder_thread;
+		break;
 	case L_KEY:
 		atom->cp = (char *)l->key;
 		break;

@@ -587,13 +587,17 @@ party_at(const struct lt_lock_key *lock, __u32 id, __u32 role, __s32 *slot)
 	if (*slot == LT_NO_SLOT)
 		return NULL;
 	/* A waiter is the current task: named while it lives. A holder is
-	 * the current task when it wakes its waiters (a futex), not when a
-	 * waiter credits it (a file lock's blocker, a kernel lock's owner):
-	 * the current task's name would be the waiter's. */
+	 * the current task when it wakes its waiters (a futex, by thread),
+	 * not when a waiter credits it (a file lock's blocker, a kernel
+	 * lock's owner, a futex word's owner): the current task's name
+	 * would be the waiter's. */
 	if (created &&
 	    (role == LT_ROLE_WAITER ||
 	     (role == LT_ROLE_HOLDER_PROC && id == current_ids() >> 32)))
 		remember_comm(id);
+	else if (created && role == LT_ROLE_HOLDER &&
+		 id == (__u32)current_ids())
+		remember_comm(current_ids() >> 32);
 	k = (__u32)*slot;
 	return bpf_map_lookup_elem(&parties, &k);
 }

@@ -203,9 +203,9 @@ struct lt_lock_rec {
 /* Who, on which side of a lock. */
 enum lt_role {
 	LT_ROLE_WAITER = 0, /* keyed by process */
-	LT_ROLE_HOLDER = 1, /* keyed by thread: a TID from a futex word */
-	LT_ROLE_HOLDER_PROC = 2, /* keyed by process: a futex's waker, a file
-				  * lock's blocker, a kernel lock's owner */
+	LT_ROLE_HOLDER = 1, /* keyed by thread: a futex word's owner, a waker */
+	LT_ROLE_HOLDER_PROC = 2, /* keyed by process: a file lock's blocker,
+				  * a kernel lock's owner */
 };
 
 struct lt_party_key {

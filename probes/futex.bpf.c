@@ -15,6 +15,7 @@
 #include "common.bpf.h"
 #include "futex.h"
 #include "where.bpf.h"
+#include "owner.bpf.h"
 
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
@@ -32,15 +33,12 @@
 #define FUTEX_PRIVATE_FLAG 128
 #define FUTEX_CLOCK_REALTIME 256
 #define FUTEX_CMD_MASK ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)
-#define FUTEX_WAITERS 0x80000000U
-#define FUTEX_OWNER_DIED 0x40000000U
-#define FUTEX_TID_MASK 0x3fffffffU
-#define PID_MAX_LIMIT (4 * 1024 * 1024)
 #define FUTEX2_PRIVATE 128
 #define EOWNERDEAD 130
 
 /* lt_inflight.flags */
 #define IF_ROBUST 1 /* the word carried an owner: check OWNER_DIED after */
+#define IF_UNJUDGED 2 /* its site had no verdict yet: ask again at the end */
 
 /* (tgid, address) -> lock identity, so only a lock's first wait looks. */
 struct ident_key {
@@ -175,9 +173,11 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 }
 
 /*
- * glibc's lll_lock waits with value 2 ("locked, maybe waiters"); robust
- * and PI-aware code waits with the owner's TID and FUTEX_WAITERS set.
- * Anything else is an event wait: condvars, semaphores, joins.
+ * The kind a word's value gives, where its call site gives none yet:
+ * glibc's lll_lock waits with value 2 ("locked, maybe waiters"); a word
+ * with its top bit set is a lock's with waiters (a robust mutex's
+ * FUTEX_WAITERS, InnoDB's waiters flag). Anything else is taken for an
+ * event wait (condvars, semaphores, joins) until the site is judged.
  */
 static __always_inline __u32 classify(__u32 val)
 {
@@ -185,7 +185,6 @@ static __always_inline __u32 classify(__u32 val)
 
 	if (val == 2)
 		return LT_PK_FUTEX;
-	/* No TID is above PID_MAX_LIMIT: all ones is a counter or -1. */
 	if ((val & FUTEX_WAITERS) && tid && tid <= PID_MAX_LIMIT)
 		return LT_PK_FUTEX;
 	return LT_PK_FUTEX_COND;
@@ -202,48 +201,50 @@ static __always_inline struct lt_site *site_of(struct lt_site_key *k)
 	return s;
 }
 
-/* The kind a final verdict gives a wait. */
-static __always_inline __u32 verdict_kind(__u32 verdict, __u32 by_value)
+/*
+ * The kind a final verdict gives a wait: only a site known to wait for
+ * an event makes one; a site with no verdict (no symbol, a stripped
+ * binary, a function of no known kind) waits on a lock.
+ */
+static __always_inline __u32 verdict_kind(__u32 verdict)
 {
-	if (verdict == LT_SITE_LOCK)
-		return LT_PK_FUTEX;
-	if (verdict == LT_SITE_EVENT)
-		return LT_PK_FUTEX_COND;
-	return by_value;
+	return verdict == LT_SITE_EVENT ? LT_PK_FUTEX_COND : LT_PK_FUTEX;
 }
 
 /*
  * A plain wait's kind: the function the syscall came from, when the
- * collector has judged it, else the value. Shared helpers (glibc's
- * __futex_abstimed_wait_common serves condition variables and rwlocks
- * alike) are judged by their caller, whose return address lies at a
- * fixed offset from the stack pointer there, as the helper's CFI says.
- * The thread keeps the verdict on its last wait's site.
+ * collector has judged it (*judged set), else the value. Shared helpers
+ * (glibc's __futex_abstimed_wait_common serves condition variables and
+ * rwlocks alike) are judged by their caller, whose return address lies
+ * at a fixed offset from the stack pointer there, as the helper's CFI
+ * says. The thread keeps the verdict on its last wait's site. The user
+ * registers are the same at the system call's exit, so a wait's end can
+ * ask again.
  */
 static __always_inline __u32 classify_wait(struct lt_thread *th, __u32 val,
-					   __u32 tgid)
+					   __u32 tgid, bool *judged)
 {
 	__u32 by_value = classify(val);
 #ifdef __TARGET_ARCH_x86
-	/* An owner's TID with FUTEX_WAITERS is a lock word whoever waits. */
-	if (val != 2 && by_value == LT_PK_FUTEX)
-		return by_value;
 	struct lt_site_key k = { .tgid = tgid };
 	struct lt_site *s, *first;
 	struct pt_regs *regs;
 	__u64 ra = 0;
 
+	*judged = false;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	k.ip = regs->ip;
 	/* Waits come from a few places: the thread's last one first. */
 	if (th->site.verdict && th->site.ip == k.ip) {
+		*judged = true;
 		if (!th->site.helper)
-			return verdict_kind(th->site.verdict, by_value);
+			return verdict_kind(th->site.verdict);
 		if (bpf_probe_read_user(&ra, sizeof(ra),
 					(void *)(regs->sp + th->site.ra_off)))
-			return by_value;
+			return LT_PK_FUTEX;
 		if (ra == th->site.ra)
-			return verdict_kind(th->site.verdict, by_value);
+			return verdict_kind(th->site.verdict);
+		*judged = false;
 	}
 	first = s = site_of(&k);
 	if (s && s->verdict == LT_SITE_CALLER) {
@@ -260,8 +261,10 @@ static __always_inline __u32 classify_wait(struct lt_thread *th, __u32 val,
 	th->site.ra_off = first->ra_off;
 	th->site.ra = ra;
 	th->site.verdict = s->verdict;
-	return verdict_kind(s->verdict, by_value);
+	*judged = true;
+	return verdict_kind(s->verdict);
 #else
+	*judged = false;
 	return by_value;
 #endif
 }
@@ -282,7 +285,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	struct lt_thread *th;
 	struct lt_ident *c;
 	__u32 holder = 0, flags = 0;
-	bool created = false;
+	bool created = false, judged;
 
 	if (!wanted(tgid))
 		return 0;
@@ -292,19 +295,23 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	/* Inside a server's own wait: its semaphore, that same wait. */
 	if (th->wait.ts && th->wait.lock.kind >= LT_PK_USDT_FIRST)
 		return 0;
-	if (kind == LT_PK_BY_SITE)
-		kind = classify_wait(th, val, tgid);
+	in = &th->wait;
+	c = identify(th, uaddr, tgid, private, &in->lock);
 	if (kind == LT_PK_FUTEX_PI) {
 		/* The PI word is the owner's TID: read it as we block. */
 		if (bpf_probe_read_user(&val, sizeof(val), (void *)uaddr))
 			val = 0;
 		holder = val & FUTEX_TID_MASK;
-	} else if (kind == LT_PK_FUTEX && val != 2) {
+	} else if (kind == LT_PK_BY_SITE && word_names_owner(val, &in->lock)) {
+		/* A robust mutex's word: a lock whoever waits on it. */
+		kind = LT_PK_FUTEX;
 		holder = val & FUTEX_TID_MASK;
 		flags |= IF_ROBUST;
+	} else if (kind == LT_PK_BY_SITE) {
+		kind = classify_wait(th, val, tgid, &judged);
+		if (!judged)
+			flags |= IF_UNJUDGED;
 	}
-	in = &th->wait;
-	c = identify(th, uaddr, tgid, private, &in->lock);
 	in->lock.kind = kind;
 	in->slot = LT_NO_SLOT;
 	if (c) {
@@ -340,6 +347,23 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	return 0;
 }
 
+/*
+ * A wait whose site had no verdict when it began takes the verdict given
+ * meanwhile (a tenth of a second at most after the site's first wait):
+ * a long first wait is counted as what its site is.
+ */
+static __always_inline void rejudge(struct lt_thread *th,
+				    struct lt_inflight *in)
+{
+	bool judged;
+	__u32 kind = classify_wait(th, 0, in->tgid, &judged);
+
+	if (judged && kind != in->lock.kind) {
+		in->lock.kind = kind;
+		in->slot = LT_NO_SLOT;
+	}
+}
+
 static __always_inline int wait_end(void *ctx, long ret)
 {
 	struct lt_inflight *in;
@@ -360,6 +384,8 @@ static __always_inline int wait_end(void *ctx, long ret)
 	uaddr = in->uaddr;
 	if (in->gen != slot_gen)
 		in->slot = LT_NO_SLOT; /* found again below, by its key */
+	if (in->flags & IF_UNJUDGED)
+		rejudge(th, in);
 	/* The word's cache entry, if it still holds the word as waited on. */
 	c = uaddr ? cached_ident(th, uaddr) : NULL;
 	if (c && c->key.kind != in->lock.kind)
@@ -419,16 +445,17 @@ out:
 }
 
 /*
- * A wake names the waker as the lock's last holder, unless the lock's
- * word names its owner (robust and PI mutexes). Only locks someone
- * has waited on have an entry to credit; the kind of the word's latest
- * wait seen by this thread is looked up first.
+ * A wake names the waking thread as the lock's last holder, unless the
+ * lock's word names its owner (robust and PI mutexes). Only locks
+ * someone has waited on have an entry to credit; the kind of the word's
+ * latest wait seen by this thread is looked up first.
  */
 static __always_inline int wake(__u64 uaddr, bool private)
 {
 	static const __u32 kinds[3] = { LT_PK_FUTEX, LT_PK_FUTEX_COND,
 					LT_PK_FUTEX_PI };
-	__u32 tgid = current_ids() >> 32, first, i;
+	__u64 ids = current_ids();
+	__u32 tgid = ids >> 32, first, i;
 	struct lt_lock_key key;
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
@@ -464,9 +491,15 @@ static __always_inline int wake(__u64 uaddr, bool private)
 	/* Where the word names the owner, its waiters credit the holder,
 	 * with the wait it caused: the waker adds nothing to that. */
 	if (key.kind != LT_PK_FUTEX_COND && !st->owner_named) {
-		/* The process: its threads may be gone by the read. */
-		st->last_holder = tgid;
-		credit_at(&key, tgid, LT_ROLE_HOLDER_PROC, 0,
+		/* By thread, as a word's owner is: a thread that ends
+		 * before the read is known by its exit. */
+		__u32 tid = (__u32)ids;
+
+		st->last_holder = tid;
+		/* Named at its first credit the thread's cache misses. */
+		if (!c || c->holder_slot == LT_NO_SLOT)
+			name_thread(tid, bpf_get_current_task_btf());
+		credit_at(&key, tid, LT_ROLE_HOLDER, 0,
 			  c ? &c->holder_slot : &no_slot);
 	}
 	return 0;

@@ -28,7 +28,7 @@ struct lt_site_key {
 /* What the collector made of a site, from the function it lies in. */
 enum lt_site_verdict {
 	LT_SITE_NEW = 0, /* not judged yet */
-	LT_SITE_VALUE = 1, /* no verdict: the futex value decides */
+	LT_SITE_VALUE = 1, /* no function of a known kind: a lock's wait */
 	LT_SITE_LOCK = 2, /* a lock's wait: mutex, rwlock */
 	LT_SITE_EVENT = 3, /* an event wait: condvar, semaphore, join */
 	LT_SITE_CALLER = 4, /* a shared helper: judge its caller instead */

@@ -177,6 +177,27 @@ static __always_inline void owner_of(__u64 lock, struct kwait *w)
  */
 #define SPIN_STALE_NS 100000000ULL
 
+/*
+ * The names of dentry d and its parents up to its filesystem's root, so
+ * that the collector finds its path however the waiter named it.
+ */
+static __always_inline void name_chain(struct dentry *d, struct lt_kwhere *kw)
+{
+	struct dentry *p;
+	__u32 i;
+
+	for (i = 0; i < LT_KDIRS; i++) {
+		p = BPF_CORE_READ(d, d_parent);
+		if (!p || p == d)
+			break;
+		bpf_probe_read_kernel_str(kw->dirs[i], LT_KDIR_LEN,
+					  BPF_CORE_READ(d, d_name.name));
+		kw->ndirs = i + 1;
+		d = p;
+	}
+	kw->rooted = d && BPF_CORE_READ(d, d_parent) == d;
+}
+
 /* Whether lock is the i_rwsem of inode: then kw names that file. */
 static __always_inline bool inode_is(__u64 lock, struct inode *in,
 				     struct dentry *d, struct lt_kwhere *kw)
@@ -184,19 +205,43 @@ static __always_inline bool inode_is(__u64 lock, struct inode *in,
 	if (!in || (__u64)&in->i_rwsem != lock)
 		return false;
 	kw->named = LT_KN_I_RWSEM;
-	kw->dev = in->i_sb->s_dev;
-	kw->ino = in->i_ino;
-	if (d)
+	kw->dev = BPF_CORE_READ(in, i_sb, s_dev);
+	kw->ino = BPF_CORE_READ(in, i_ino);
+	if (d) {
 		bpf_probe_read_kernel_str(kw->file, sizeof(kw->file),
-					  d->d_name.name);
+					  BPF_CORE_READ(d, d_name.name));
+		name_chain(d, kw);
+	}
 	return true;
+}
+
+/*
+ * Whether lock is the i_rwsem of an inode with a dentry, whatever the
+ * system call named: the inode the lock would be in, if it is one, is
+ * that dentry's.
+ */
+static __always_inline bool lock_inode(__u64 lock, struct lt_kwhere *kw)
+{
+	struct inode *in =
+		(void *)(lock - bpf_core_field_offset(struct inode, i_rwsem));
+	struct hlist_node *alias = BPF_CORE_READ(in, i_dentry.first);
+	struct dentry *d;
+
+	if (!alias)
+		return false;
+	d = (void *)((__u64)alias -
+		     bpf_core_field_offset(struct dentry, d_u.d_alias));
+	if (BPF_CORE_READ(d, d_inode) != in)
+		return false;
+	return inode_is(lock, in, d, kw);
 }
 
 /*
  * An inode's i_rwsem, found from the system call in progress: the file
  * of its first argument taken as a descriptor (write, fallocate), that
  * file's directory, the directory it names (openat, unlinkat, mkdirat),
- * or the working directory (a relative path).
+ * or the working directory (a relative path); else from the lock, as a
+ * directory's is by a path from elsewhere.
  */
 static __always_inline void name_inode(__u64 lock, struct lt_kwhere *kw)
 {
@@ -222,8 +267,9 @@ static __always_inline void name_inode(__u64 lock, struct lt_kwhere *kw)
 			return;
 	}
 	d = task->fs->pwd.dentry;
-	if (d)
-		inode_is(lock, d->d_inode, d, kw);
+	if (d && inode_is(lock, d->d_inode, d, kw))
+		return;
+	lock_inode(lock, kw);
 }
 
 /* A new lock's naming facts, from its first counted wait. */

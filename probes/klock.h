@@ -14,6 +14,8 @@
 #define LT_LCB_F_MUTEX (1U << 5)
 
 #define LT_KFRAMES 12 /* kernel frames kept with a lock's first wait */
+#define LT_KDIRS 6 /* an i_rwsem's dentry and parents whose names are kept */
+#define LT_KDIR_LEN 32
 #define LT_MAX_KWHERES 16384
 
 /* What the probe found a kernel lock to be, by its address. */
@@ -40,6 +42,12 @@ struct lt_kwhere {
 	__u32 pad;
 	char file[LT_WHERE_NAME_LEN]; /* i_rwsem: base name of the file */
 	char comm[LT_COMM_LEN]; /* mmap_lock: its process's name */
+	/* i_rwsem: the names of the inode's dentry and its parents,
+	 * innermost first, ndirs of them; rooted when the last is a child
+	 * of its filesystem's root, so that they make its path there. */
+	__u32 ndirs;
+	__u32 rooted;
+	char dirs[LT_KDIRS][LT_KDIR_LEN];
 };
 
 /*

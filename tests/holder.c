@@ -4,9 +4,9 @@
  * mutex in a shared file; process B then waits on each in turn. Prints
  * {"a": PID, "a_tid": TID, "b": PID, "path": ..., "mutex_offset": N,
  * "fcntl_offset": N} so a test can check that B's waits name A as the
- * holder. With -t, A locks and waits from a thread of its own, whose TID
- * is not A's PID; with -T the same, and A then lives on, its thread
- * ended, until a signal ends it.
+ * holder. With -t, A locks and waits from a thread of its own, named
+ * "a-holder", whose TID is not A's PID; with -T the same, and A then
+ * lives on, its thread ended, until a signal ends it.
  *
  *   holder [-t | -T] PATH [HOLD_MS]
  */
@@ -37,6 +37,7 @@ static int setlk(int fd, short type, off_t at, int cmd)
 struct run {
 	const char *path;
 	int hold_ms;
+	bool thread; /* run_a runs in a thread of its own */
 	int ret;
 };
 
@@ -52,6 +53,8 @@ static void *run_a(void *arg)
 	pid_t b;
 
 	r->ret = 1;
+	if (r->thread)
+		pthread_setname_np(pthread_self(), "a-holder");
 	fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || ftruncate(fd, 4096) || pipe(go)) {
 		perror("holder");
@@ -123,6 +126,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	r.path = argv[1];
+	r.thread = thread;
 	r.hold_ms = argc > 2 ? atoi(argv[2]) : 400;
 	if (!thread) {
 		run_a(&r);

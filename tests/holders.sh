@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Process A holds an fcntl lock and a robust mutex while B waits on each:
-# B's waits name A as the holder.
+# B's waits name A as the holder. In mode thread A holds them from a
+# thread of its own, and the mutex's holder names that thread, by TID and
+# name, as well as A.
+# Usage: holders.sh LOCKTOP HOLDER [thread]
 . "$(dirname "$0")/lib.sh"
-locktop=$1 holder=$2
+locktop=$1 holder=$2 mode=${3:-}
 require_bpf
 
 "$locktop" --batch --json --delay 0.2 --output "$tmpdir/lt.json" -- \
-	"$holder" "$tmpdir/held.dat" 400 >"$tmpdir/truth.json" ||
+	"$holder" ${mode:+-t} "$tmpdir/held.dat" 400 >"$tmpdir/truth.json" ||
 	fail "holder failed"
 a=$(jq .a "$tmpdir/truth.json")
 b=$(jq .b "$tmpdir/truth.json")
@@ -28,4 +31,23 @@ check() {
 }
 check fcntl 'held\.dat:64$'
 check futex 'held\.dat\+0x100$'
+
+if [ "$mode" = thread ]; then
+	tid=$(jq .a_tid "$tmpdir/truth.json")
+	[ "$tid" != "$a" ] || fail "A's holding thread is its main thread"
+	row=$(jq -c '.locks[] | select(.kind == "futex" and
+		(.name | test("held\\.dat\\+0x100$")))' <<<"$final")
+	jq -e --argjson a "$a" --argjson t "$tid" '
+		.holders[0].pid == $a and .holders[0].comm == "holder" and
+		.holders[0].tid == $t and .holders[0].thread == "a-holder" and
+		.holder.pid == $a and .holder.tid == $t and
+		.holder.thread == "a-holder"' <<<"$row" >/dev/null ||
+		fail "the mutex's holder is not A's thread $tid/a-holder: \
+$(jq -c '{holder, holders}' <<<"$row")"
+	echo "ok: thread: $(jq -c '.holders[0] | {pid, comm, tid, thread}' <<<"$row")"
+	# The file lock is held by the process: no thread.
+	jq -e '.locks[] | select(.kind == "fcntl") |
+		all(.holders[]; .tid == 0 and .thread == "")' <<<"$final" \
+		>/dev/null || fail "a file lock's holder names a thread"
+fi
 echo PASS

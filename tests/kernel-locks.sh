@@ -19,6 +19,14 @@ dir)
 	args=(--path "$tmpdir/d")
 	want="^i_rwsem of $tmpdir/d\$"
 	;;
+dirpath)
+	# By absolute paths, from a working directory elsewhere (the
+	# test's): the directory is named by its path all the same.
+	mkdir "$tmpdir/d"
+	args=(--path "$tmpdir/d")
+	want="^i_rwsem of $tmpdir/d\$"
+	[ "$(pwd -P)" != "$(cd "$tmpdir/d" && pwd -P)" ] || fail "run from the directory"
+	;;
 mmap)
 	args=()
 	want='^mmap_lock of [0-9]+ kcontend$'
@@ -52,7 +60,7 @@ esac
 # Across runs a file is its base name, an address space its process's.
 case $mode in
 append) key='kernel:i_rwsem of app.dat' ;;
-dir) key='kernel:i_rwsem of d' ;;
+dir | dirpath) key='kernel:i_rwsem of d' ;;
 mmap) key='kernel:mmap_lock of kcontend' ;;
 esac
 [ "$(jq -r .key <<<"$lock")" = "$key" ] || fail "key: $(jq -r .key <<<"$lock")"

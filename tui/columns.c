@@ -31,7 +31,9 @@ const struct column lock_cols[LC_NR] = {
 			 "threads blocked on it now (on a spin lock, the "
 			 "threads spinning on it)" },
 	[LC_HOLDER] = { "HOLDER", NULL, 14, false, true, 7, true,
-			"its last known holder, as pid/comm" },
+			"its last known holder, as pid/comm, and (tid/thread) "
+			"when a thread other than the process's first held "
+			"it" },
 	[LC_PROCS] = { "PROCS", NULL, 5, false, false, 1, false,
 		       "how many processes have waited on it" },
 };
@@ -267,7 +269,13 @@ void col_lock_cell(const struct col_ctx *cx, const struct lt_lock *l, int col,
 		snprintf(buf, len, "%u", l->waiters_now + l->spinning_now);
 		break;
 	case LC_HOLDER:
-		if (l->holder)
+		if (l->holder && l->holder_tid && l->holder_tid != l->holder)
+			/* One of its threads: which one, by TID and name. */
+			snprintf(buf, len, "%d/%s (%d/%s)", l->holder,
+				 l->holder_comm[0] ? l->holder_comm : "?",
+				 l->holder_tid,
+				 l->holder_thread[0] ? l->holder_thread : "?");
+		else if (l->holder)
 			snprintf(buf, len, "%d/%s", l->holder,
 				 l->holder_comm[0] ? l->holder_comm : "?");
 		else

@@ -33,7 +33,10 @@ static json_object *j_u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
-static json_object *parties_json(const struct lt_party *p, size_t n)
+/* A lock's top list; a holder also names its thread (tid 0 and "" when
+ * the lock is held by a process). */
+static json_object *parties_json(const struct lt_party *p, size_t n,
+				 bool holders)
 {
 	json_object *a = json_object_new_array();
 	size_t i;
@@ -46,6 +49,13 @@ static json_object *parties_json(const struct lt_party *p, size_t n)
 				       json_object_new_string(p[i].comm));
 		json_object_object_add(o, "count", j_u64(p[i].count));
 		json_object_object_add(o, "ns", j_u64(p[i].ns));
+		if (holders) {
+			json_object_object_add(o, "tid",
+					       json_object_new_int(p[i].tid));
+			json_object_object_add(
+				o, "thread",
+				json_object_new_string(p[i].thread));
+		}
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -113,12 +123,17 @@ static json_object *lock_json(const struct lt_lock *l, bool totals)
 				       json_object_new_int(l->holder));
 		json_object_object_add(holder, "comm",
 				       json_object_new_string(l->holder_comm));
+		json_object_object_add(holder, "tid",
+				       json_object_new_int(l->holder_tid));
+		json_object_object_add(
+			holder, "thread",
+			json_object_new_string(l->holder_thread));
 	}
 	json_object_object_add(o, "holder", holder);
 	json_object_object_add(o, "holders",
-			       parties_json(l->holders, l->n_holders));
+			       parties_json(l->holders, l->n_holders, true));
 	json_object_object_add(o, "waiters",
-			       parties_json(l->waiters, l->n_waiters));
+			       parties_json(l->waiters, l->n_waiters, false));
 	json_object_object_add(o, "wakes", j_u64(f->wakes));
 	json_object_object_add(o, "timeouts", j_u64(f->timeouts));
 	json_object_object_add(o, "interrupted", j_u64(f->interrupted));

@@ -169,6 +169,9 @@ static void lock_identity(struct lt_lock *l, struct ent *e)
 	l->holder = (pid_t)e->cur[S_HOLDER];
 	snprintf(l->holder_comm, sizeof(l->holder_comm), "%s",
 		 e->str[T_HOLDER_COMM] ? e->str[T_HOLDER_COMM] : "");
+	l->holder_tid = (pid_t)e->cur[S_HOLDER_TID];
+	snprintf(l->holder_thread, sizeof(l->holder_thread), "%s",
+		 e->str[T_HOLDER_THREAD] ? e->str[T_HOLDER_THREAD] : "");
 	l->n_holders = lock_parties(e, 0, l->holders);
 	l->n_waiters = lock_parties(e, 1, l->waiters);
 	l->stack = e->str[T_STACK] && *e->str[T_STACK] ? e->str[T_STACK] : NULL;

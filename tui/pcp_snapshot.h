@@ -34,6 +34,7 @@ enum slot {
 	S_WAITERS,
 	S_SPINNING,
 	S_HOLDER,
+	S_HOLDER_TID,
 	S_ID,
 	S_ADDRESS,
 	S_DEV,
@@ -75,6 +76,7 @@ enum slot {
 enum str_slot {
 	T_KIND,
 	T_HOLDER_COMM,
+	T_HOLDER_THREAD,
 	T_KEY,
 	T_COMM,
 	T_PIDS,

@@ -64,9 +64,15 @@ static int draw_parties(struct screen *sc, WINDOW *w, int y, int cols,
 		return y;
 	}
 	for (i = 0; i < n && i < LT_TOP_PARTIES; i++) {
-		snprintf(line, sizeof(line), "  %7d %-16s %10" PRIu64 " %10s",
-			 p[i].pid, p[i].comm, p[i].count,
-			 lt_format_ns(p[i].ns, ns, sizeof(ns)));
+		int k = snprintf(line, sizeof(line),
+				 "  %7d %-16s %10" PRIu64 " %10s", p[i].pid,
+				 p[i].comm, p[i].count,
+				 lt_format_ns(p[i].ns, ns, sizeof(ns)));
+
+		/* A holder's thread that held most, by TID and name. */
+		if (p[i].tid && k > 0 && k < (int)sizeof(line))
+			snprintf(line + k, sizeof(line) - k, "  %7d %s",
+				 p[i].tid, p[i].thread);
 		mvwaddnstr(w, y++, 0, line, cols);
 	}
 	return y;
@@ -152,8 +158,12 @@ static int detail_waiters(WINDOW *w, const struct lt_lock *l, int y, int cols)
 		snprintf(e, sizeof(e), "%d", l->holder);
 	else
 		snprintf(e, sizeof(e), "-");
-	n = snprintf(line, sizeof(line), "waiters now %u  holder %s/%s  pids",
+	n = snprintf(line, sizeof(line), "waiters now %u  holder %s/%s",
 		     l->waiters_now, e, l->holder ? l->holder_comm : "-");
+	if (l->holder && l->holder_tid)
+		n += snprintf(line + n, sizeof(line) - n, "  thread %d/%s",
+			      l->holder_tid, l->holder_thread);
+	n += snprintf(line + n, sizeof(line) - n, "  pids");
 	for (i = 0;
 	     i < l->n_pids && n + 20 < (int)sizeof(line) && n + 10 < cols; i++)
 		n += snprintf(line + n, sizeof(line) - n, " %d", l->pids[i]);
@@ -207,7 +217,7 @@ static int fill_detail(struct screen *sc, WINDOW *w, const struct lt_lock *l,
 			 l->waiters, l->n_waiters);
 	y = draw_parties(sc, w, y, cols,
 			 "Top holders    pid comm                  count"
-			 "     caused",
+			 "     caused      tid thread",
 			 l->holders, l->n_holders);
 	y++;
 	y = detail_stack(sc, w, l, y, cols);

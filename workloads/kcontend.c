@@ -8,6 +8,8 @@
  *           process's mmap_lock
  *   dir     N processes create and delete files in one directory: the
  *           directory's i_rwsem
+ *   dirpath the same by the files' paths as given (absolute with an
+ *           absolute --path), not through the directory's descriptor
  *
  * It runs for the given seconds and prints what each worker did.
  */
@@ -26,7 +28,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-enum mode { MODE_APPEND, MODE_MMAP, MODE_DIR };
+enum mode { MODE_APPEND, MODE_MMAP, MODE_DIR, MODE_DIRPATH };
 
 static struct {
 	enum mode mode;
@@ -70,17 +72,27 @@ static long run_append(double end)
 	return n;
 }
 
-/* Create and delete files in the directory, through its descriptor. */
+/*
+ * Create and delete files in the directory, through its descriptor, or
+ * (dirpath) by their paths under --path.
+ */
 static long run_dir(double end, int id)
 {
-	char name[64];
+	char name[4096];
 	long n = 0;
-	int dfd = open(opt.path, O_RDONLY | O_DIRECTORY), fd;
+	int dfd = AT_FDCWD, fd;
+	bool by_path = opt.mode == MODE_DIRPATH;
 
-	if (dfd < 0)
+	if (!by_path)
+		dfd = open(opt.path, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0 && !by_path)
 		return -1;
 	while (!over(end)) {
-		snprintf(name, sizeof(name), "f%d.%ld", id, n % 16);
+		if (by_path)
+			snprintf(name, sizeof(name), "%s/f%d.%ld", opt.path, id,
+				 n % 16);
+		else
+			snprintf(name, sizeof(name), "f%d.%ld", id, n % 16);
 		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0)
 			break;
@@ -89,7 +101,8 @@ static long run_dir(double end, int id)
 			break;
 		n++;
 	}
-	close(dfd);
+	if (!by_path)
+		close(dfd);
 	return n;
 }
 
@@ -197,6 +210,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 			opt.mode = MODE_MMAP;
 		else if (!strcmp(arg, "dir"))
 			opt.mode = MODE_DIR;
+		else if (!strcmp(arg, "dirpath"))
+			opt.mode = MODE_DIRPATH;
 		else
 			argp_error(state, "unknown mode %s", arg);
 		break;
@@ -213,7 +228,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (opt.mode != MODE_MMAP && !opt.path)
-			argp_error(state, "append and dir need --path");
+			argp_error(state,
+				   "append, dir and dirpath need --path");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -222,10 +238,11 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp_option options[] = {
-	{ "mode", 'm', "MODE", 0, "append, mmap or dir", 0 },
+	{ "mode", 'm', "MODE", 0, "append, mmap, dir or dirpath", 0 },
 	{ "workers", 'n', "N", 0, "processes (threads: mmap) (default 4)", 0 },
 	{ "time", 't', "SECS", 0, "how long (default 2)", 0 },
-	{ "path", 'p', "PATH", 0, "the file (append) or directory (dir)", 0 },
+	{ "path", 'p', "PATH", 0,
+	  "the file (append) or directory (dir, dirpath)", 0 },
 	{},
 };
 

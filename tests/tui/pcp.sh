@@ -38,14 +38,14 @@ echo "ok: archive replay"
 jq -e -s '[.[] | select(.final != true)] | all(
 	    (.locks[] | select(.name == "/srv/db/table.tdb+0x1040") |
 	     .holders == [{"pid": 4242, "comm": "writer", "count": 7,
-			   "ns": 812345678}] and
+			   "ns": 812345678, "tid": 0, "thread": ""}] and
 	     .waiters == [{"pid": 5001, "comm": "reader", "count": 60,
 			   "ns": 30000001},
 			  {"pid": 5002, "comm": "scan", "count": 40,
 			   "ns": 20000002}]) and
 	    (.locks[] | select(.name == "/srv/db/table.tdb:4096") |
 	     .holders == [{"pid": 77, "comm": "lockd", "count": 3,
-			   "ns": 2500000}] and
+			   "ns": 2500000, "tid": 0, "thread": ""}] and
 	     .waiters == [{"pid": 81, "comm": "worker a", "count": 9,
 			   "ns": 150000000},
 			  {"pid": 82, "comm": "w", "count": 1, "ns": 50000}]))' \
