@@ -36,6 +36,8 @@ int lt_parse_maps_line(const char *line, struct lt_vma *vma);
 /* A person's name for address addr inside vma (NULL vma: not mapped). */
 void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 		     size_t len);
+/* The path vma maps, without the " (deleted)" of a removed file. */
+void lt_vma_path(const struct lt_vma *vma, char *buf, size_t len);
 
 /*
  * A PostgreSQL relation's file, by its tablespace, database and file
@@ -64,6 +66,14 @@ struct lt_vmas {
 
 int lt_vmas_load(pid_t pid, struct lt_vmas *out);
 const struct lt_vma *lt_vmas_find(const struct lt_vmas *vmas, uint64_t addr);
+/*
+ * The mapping of the program or library image that v (one of vmas) is
+ * part of: v itself when it maps a file privately, the image's last file
+ * mapping when v is the anonymous mapping right after it (the rest of
+ * its .bss); NULL when v is neither.
+ */
+const struct lt_vma *lt_vmas_image(const struct lt_vmas *vmas,
+				   const struct lt_vma *v);
 void lt_vmas_free(struct lt_vmas *vmas);
 
 /* An index from keys at the start of fixed-size entries to positions. */
@@ -129,9 +139,22 @@ int lt_unwind(struct lt_symbolizer *s, pid_t pid, const uint64_t *regs,
 	      const void *stack, size_t len, uint64_t *pcs, int max);
 bool lt_function_at(struct lt_symbolizer *s, pid_t pid, uint64_t addr,
 		    char *name, size_t len, int64_t *ra_off);
-/* "func+0x1a (libc.so.6)" for addr in pid; false if it cannot say. */
+/*
+ * "func+0x1a (libc.so.6)" for code at addr in pid, "libc.so.6+0x2a1f0"
+ * where no symbol precedes it; false if it cannot say.
+ */
 bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 		  size_t len);
+/*
+ * Data at addr in pid, in the image one of whose mappings holds
+ * in_image: "table_lock (prog)", "area+0x40 (prog)" by the symbol that
+ * covers it (.symtab, else .dynsym), else "prog+0x44120", the address
+ * the image's ELF file gives it; false if it cannot say.
+ */
+bool lt_name_image(struct lt_symbolizer *s, pid_t pid, uint64_t in_image,
+		   uint64_t addr, char *buf, size_t len);
+/* A symbol's name as people write it: C++ names demangled. */
+void lt_demangle(const char *sym, char *out, size_t len);
 
 /*
  * The kernel's symbols, from a kallsyms file (/proc/kallsyms), sorted by

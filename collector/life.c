@@ -510,6 +510,7 @@ void lt_collector_close(struct lt_collector *c)
 		free(c->lstate[i].stack);
 	}
 	lt_symbolizer_free(c->syms);
+	layouts_free(c);
 	lt_ksyms_free(c->ksyms);
 	free(c->locks);
 	free(c->lstate);

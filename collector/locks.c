@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Locks: their rows, their figures from the reader, and their names. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,19 +13,16 @@
 #include "futex.skel.h"
 #include "reader.skel.h"
 
-#define OFFSET_MAX_LL 0x7fffffffffffffffULL
-
 /* ---- naming ---- */
 
-const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
-				    uint64_t addr)
+const struct lt_vmas *locks_vmas(struct lt_collector *c, pid_t pid)
 {
 	struct lt_vmas *v;
 	size_t i;
 
 	for (i = 0; i < c->n_vma_cache; i++)
 		if (c->vma_cache[i].pid == pid)
-			return lt_vmas_find(&c->vma_cache[i], addr);
+			return &c->vma_cache[i];
 	if (c->n_vma_cache == MAX_VMA_CACHE) {
 		lt_vmas_free(&c->vma_cache[0]);
 		memmove(&c->vma_cache[0], &c->vma_cache[1],
@@ -32,9 +30,14 @@ const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
 		c->n_vma_cache--;
 	}
 	v = &c->vma_cache[c->n_vma_cache++];
-	if (lt_vmas_load(pid, v))
-		return NULL; /* gone: the probe's facts name it */
-	return lt_vmas_find(v, addr);
+	lt_vmas_load(pid, v); /* gone: none, and the probe's facts name it */
+	return v;
+}
+
+const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
+				    uint64_t addr)
+{
+	return lt_vmas_find(locks_vmas(c, pid), addr);
 }
 
 void locks_forget_vmas(struct lt_collector *c)
@@ -88,20 +91,51 @@ bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
 	return true;
 }
 
+/*
+ * A lock its store's layout names (layouts.c): "PATH chain 2558", and a
+ * key by the store's name for it, the same whatever the lock's kind (a
+ * tdb's chain, fcntl or mutex).
+ */
+static bool name_by_layout(struct lt_collector *c, struct lt_lock *l,
+			   const struct lt_layout_place *p, const char *path)
+{
+	const char *layout, *base = strrchr(path, '/');
+	char what[48];
+
+	layout = layouts_name(c, p, what, sizeof(what));
+	if (!layout)
+		return false;
+	snprintf(l->name, sizeof(l->name), "%.*s %s",
+		 (int)(sizeof(l->name) - sizeof(what) - 2), path, what);
+	snprintf(l->key, sizeof(l->key), "%s:%.*s %s", layout,
+		 (int)(sizeof(l->key) - sizeof(what) - 16),
+		 base ? base + 1 : path, what);
+	return true;
+}
+
 static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
 			   const struct lock_state *s, const struct lt_where *w)
 {
-	char path[LT_NAME_LEN - 48];
+	char path[LT_NAME_LEN - 48], fd_link[64] = "";
+	struct lt_layout_place p = { .dev = s->key.dev_or_tgid,
+				     .ino = s->key.ino,
+				     .start = s->key.start,
+				     .end = s->key.end };
 	size_t i;
 	bool found = w && locks_fd_path(w->tgid, w->fd, s->key.dev_or_tgid,
 					s->key.ino, path, sizeof(path));
 
-	(void)c;
+	if (found)
+		snprintf(fd_link, sizeof(fd_link), "/proc/%u/fd/%d", w->tgid,
+			 w->fd);
 	for (i = 0; !found && i < s->n_pids; i++) {
 		/* Any waiter that still has it open under the same fd. */
 		found = w &&
 			locks_fd_path(s->pids[i], w->fd, s->key.dev_or_tgid,
 				      s->key.ino, path, sizeof(path));
+		if (found)
+			snprintf(fd_link, sizeof(fd_link), "/proc/%d/fd/%d",
+				 s->pids[i], w->fd);
 	}
 	if (!found && w && w->file[0])
 		snprintf(path, sizeof(path), "%s", w->file);
@@ -110,46 +144,75 @@ static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
 			 (unsigned int)(s->key.dev_or_tgid >> 20),
 			 (unsigned int)(s->key.dev_or_tgid & 0xfffff),
 			 (unsigned long long)s->key.ino);
+	p.path = fd_link[0] ? fd_link : NULL;
 	if (l->kind == LT_KIND_FLOCK)
 		snprintf(l->name, sizeof(l->name), "%s", path);
 	else if (LT_KEY_FOLDED(&s->key))
 		snprintf(l->name, sizeof(l->name), "%s (other ranges)", path);
-	else if (s->key.end >= OFFSET_MAX_LL)
-		snprintf(l->name, sizeof(l->name), "%s:%llu-EOF", path,
+	else if (name_by_layout(c, l, &p, path))
+		return;
+	else if (s->key.end >= LT_OFFSET_EOF)
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx..EOF", path,
 			 (unsigned long long)s->key.start);
 	else if (s->key.start == s->key.end)
-		snprintf(l->name, sizeof(l->name), "%s:%llu", path,
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx", path,
 			 (unsigned long long)s->key.start);
 	else
-		snprintf(l->name, sizeof(l->name), "%s:%llu-%llu", path,
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx..0x%llx", path,
 			 (unsigned long long)s->key.start,
 			 (unsigned long long)s->key.end);
+}
+
+/* A futex in a shared file mapping: its full path and offset, or what
+ * the file's layout calls it. */
+static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
+			      const struct lock_state *s, pid_t pid,
+			      const struct lt_vma *vma, uint64_t addr)
+{
+	char path[LT_NAME_LEN - 48], link[80];
+	struct lt_layout_place p = { .dev = s->key.dev_or_tgid,
+				     .ino = s->key.ino,
+				     .path = link,
+				     .word = true };
+
+	lt_vma_path(vma, path, sizeof(path));
+	p.start = p.end = addr - vma->start + vma->pgoff;
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, vma->start, vma->end);
+	if (!s->key.shared || !name_by_layout(c, l, &p, path))
+		lt_name_address(vma, addr, l->name, sizeof(l->name));
 }
 
 static void name_futex(struct lt_collector *c, struct lt_lock *l,
 		       const struct lock_state *s, const struct lt_where *w)
 {
-	const struct lt_vma *vma;
+	const struct lt_vma *vma = NULL, *image = NULL;
+	const struct lt_vmas *vmas = NULL;
 	pid_t pid = w ? (pid_t)w->tgid :
 			(s->key.shared ? (s->n_pids ? s->pids[0] : 0) :
 					 (pid_t)s->key.dev_or_tgid);
 	uint64_t addr = w ? w->uaddr : (l->address ? l->address : s->key.start);
 
-	if (w) {
+	if (w)
 		l->address = w->uaddr;
-		if (lt_name_where(w, addr, l->name, sizeof(l->name)))
-			return;
+	if (pid > 0) {
+		vmas = locks_vmas(c, pid);
+		vma = lt_vmas_find(vmas, addr);
+		image = vma ? lt_vmas_image(vmas, vma) : NULL;
 	}
+	/* A program's or library's data, .bss too: its symbol, else the
+	 * image and the address its file gives it. */
+	if (image && lt_name_image(c->syms, pid, image->start, addr, l->name,
+				   sizeof(l->name)))
+		return;
 	/* A shared file: its full path, while a process maps it. */
-	vma = pid > 0 ? locks_find_vma(c, pid, addr) : NULL;
-	if (vma && (vma->path[0] == '/' || !w))
+	if (vma && vma->path[0] == '/' && vma->perms[3] == 's')
+		name_shared_futex(c, l, s, pid, vma, addr);
+	else if (vma || !w)
 		lt_name_address(vma, addr, l->name, sizeof(l->name));
-	else if (w)
+	else if (!lt_name_where(w, addr, l->name, sizeof(l->name)))
 		snprintf(l->name, sizeof(l->name), "%s+0x%llx", w->file,
 			 (unsigned long long)s->key.start);
-	else
-		snprintf(l->name, sizeof(l->name), "0x%llx",
-			 (unsigned long long)addr);
 }
 
 void locks_name(struct lt_collector *c, size_t i)
@@ -171,6 +234,7 @@ void locks_name(struct lt_collector *c, size_t i)
 		s->named = true;
 		return;
 	}
+	l->key[0] = '\0';
 	if (l->kind == LT_KIND_FCNTL || l->kind == LT_KIND_OFD ||
 	    l->kind == LT_KIND_FLOCK)
 		name_file_lock(c, l, s, wp);
@@ -181,19 +245,11 @@ void locks_name(struct lt_collector *c, size_t i)
 	if (!l->comm[0] && s->n_pids)
 		locks_read_comm(c, s->pids[0], l->comm);
 	/* Identity across runs: what the lock is, not where it was. */
-	snprintf(l->key, sizeof(l->key), "%s:%.*s", lt_kind_name(l->kind),
-		 (int)(sizeof(l->key) - 16), l->name);
+	if (!l->key[0])
+		snprintf(l->key, sizeof(l->key), "%s:%.*s",
+			 lt_kind_name(l->kind), (int)(sizeof(l->key) - 16),
+			 l->name);
 	s->named = true;
-
-	/* A private futex in a program's data: its symbol, if it has one. */
-	if (wp && !s->key.shared && (wp->flags & LT_VMA_FILE) &&
-	    !(wp->flags & LT_VMA_SHARED)) {
-		char sym[LT_SYM_LEN];
-
-		if (lt_symbolize(c->syms, (pid_t)wp->tgid, wp->uaddr, sym,
-				 sizeof(sym)))
-			snprintf(l->name, sizeof(l->name), "%s", sym);
-	}
 }
 
 /* ---- locks ---- */

@@ -36,12 +36,23 @@ int lt_parse_maps_line(const char *line, struct lt_vma *vma)
 	return 0;
 }
 
+void lt_vma_path(const struct lt_vma *vma, char *buf, size_t len)
+{
+	size_t n = strlen(vma->path);
+
+	if (n > 10 && !strcmp(vma->path + n - 10, " (deleted)"))
+		n -= 10;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, vma->path, n);
+	buf[n] = '\0';
+}
+
 void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 		     size_t len)
 {
 	const char *path, *base;
 	char clean[256];
-	size_t n;
 
 	if (!vma || !vma->path[0]) {
 		snprintf(buf, len, "0x%" PRIx64, addr);
@@ -53,13 +64,7 @@ void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 		snprintf(buf, len, "%s+0x%" PRIx64, path, addr - vma->start);
 		return;
 	}
-	n = strlen(path);
-	if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
-		n -= 10;
-	if (n >= sizeof(clean))
-		n = sizeof(clean) - 1;
-	memcpy(clean, path, n);
-	clean[n] = '\0';
+	lt_vma_path(vma, clean, sizeof(clean));
 	/*
 	 * A private mapping is a program or library image: its base name
 	 * says enough. A shared one is data that people know by its path.
@@ -69,6 +74,26 @@ void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 		base = strrchr(clean, '/') + 1;
 	snprintf(buf, len, "%s+0x%" PRIx64, base,
 		 addr - vma->start + vma->pgoff);
+}
+
+const struct lt_vma *lt_vmas_image(const struct lt_vmas *vmas,
+				   const struct lt_vma *v)
+{
+	const struct lt_vma *prev;
+
+	if (v->perms[3] != 'p')
+		return NULL;
+	if (v->path[0] == '/')
+		return v;
+	if (v->path[0] || v <= vmas->v || v >= vmas->v + vmas->n)
+		return NULL;
+	/* .bss past the file's last page: the anonymous mapping right
+	 * after the image's last one. */
+	prev = v - 1;
+	if (prev->end == v->start && prev->perms[3] == 'p' &&
+	    prev->path[0] == '/')
+		return prev;
+	return NULL;
 }
 
 bool lt_name_where(const struct lt_where *w, uint64_t addr, char *buf,

@@ -273,6 +273,7 @@ struct lt_collector {
 	size_t n_vma_cache;
 
 	struct lt_symbolizer *syms;
+	struct lt_layouts *layouts; /* file heads, for known lock layouts */
 	bool stacks;
 	unsigned int retire_s; /* see lt_options; 0 keeps every row */
 	size_t n_dead; /* rows whose dead_at is set */
@@ -325,7 +326,9 @@ void read_unmap_out(struct bpf_map *map, const void *p);
 void read_start(struct lt_collector *c);
 
 /* locks.c: locks and their names. */
-/* The mapping of addr in process pid, from /proc (cached until the read ends). */
+/* The mappings of process pid, from /proc (cached until the read ends). */
+const struct lt_vmas *locks_vmas(struct lt_collector *c, pid_t pid);
+/* The mapping of addr in process pid, from the same. */
 const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
 				    uint64_t addr);
 void locks_forget_vmas(struct lt_collector *c);
@@ -335,6 +338,24 @@ bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
 void locks_name(struct lt_collector *c, size_t i);
 ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key);
 int locks_read(struct lt_collector *c);
+
+/* layouts.c: known lock layouts (tdb, LMDB, SQLite). */
+#define LT_OFFSET_EOF 0x7fffffffffffffffULL /* a range to the file's end */
+struct lt_layout_place {
+	uint64_t dev, ino; /* the file: the kernel's device number, inode */
+	const char *path; /* where to read it: /proc/PID/fd/N, map_files */
+	bool word; /* a lock word in a mapping, else a byte range */
+	uint64_t start, end; /* the word's offset; the range, end inclusive */
+};
+/*
+ * The lock at place p as its store knows it, "chain 2558" in what, by
+ * the file's header (read once per file); returns the layout's name
+ * ("tdb"), or NULL when the file or the place is not one known.
+ */
+const char *layouts_name(struct lt_collector *c,
+			 const struct lt_layout_place *p, char *what,
+			 size_t len);
+void layouts_free(struct lt_collector *c);
 
 /* parties.c: holders, waiters and processes. */
 pid_t parties_tgid_of(struct lt_collector *c, __u32 tid);

@@ -20,6 +20,10 @@
 
 #define PROC_CACHE 16
 
+/* libstdc++'s demangler (cxxabi.h), declared for C. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
 struct sym_entry {
 	uint64_t build_hash; /* first: the index's key */
 	uint64_t rel; /* address relative to the module's base */
@@ -148,14 +152,77 @@ static uint64_t build_hash(Dwfl_Module *mod, const char *name)
 	return h;
 }
 
+/* Names as people write them: C++ demangled, others as they are. */
+void lt_demangle(const char *sym, char *out, size_t len)
+{
+	int status = -1;
+	char *d = NULL;
+
+	if (sym[0] == '_' && sym[1] == 'Z')
+		d = __cxa_demangle(sym, NULL, NULL, &status);
+	snprintf(out, len, "%s", d && !status ? d : sym);
+	free(d);
+}
+
+static const char *module_base(Dwfl_Module *mod)
+{
+	const char *name =
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+
+	if (!name)
+		return "?";
+	return strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+}
+
+/*
+ * An image's offset of addr: the address its ELF file gives it, as nm,
+ * readelf and addr2line take it (addr less the load bias).
+ */
+static uint64_t image_offset(Dwfl_Module *mod, uint64_t addr)
+{
+	Dwarf_Addr bias = 0, start = 0;
+
+	if (dwfl_module_getelf(mod, &bias))
+		return addr - bias;
+	dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	return addr - start;
+}
+
+/*
+ * "sym (module)" or "sym+0xN (module)" for the symbol at addr: one that
+ * covers it, or with any_before, for code, the one before it; else
+ * "module+0xOFF" (image_offset()).
+ */
+static void name_in_module(Dwfl_Module *mod, uint64_t addr, bool any_before,
+			   char *buf, size_t len)
+{
+	char sym[LT_SYM_LEN];
+	const char *raw;
+	GElf_Off off = 0;
+	GElf_Sym esym;
+
+	raw = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL);
+	if (raw && !any_before && (!esym.st_size || off >= esym.st_size))
+		raw = NULL;
+	if (!raw) {
+		snprintf(buf, len, "%s+0x%" PRIx64, module_base(mod),
+			 image_offset(mod, addr));
+		return;
+	}
+	lt_demangle(raw, sym, sizeof(sym));
+	if (off)
+		snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", sym, (uint64_t)off,
+			 module_base(mod));
+	else
+		snprintf(buf, len, "%s (%s)", sym, module_base(mod));
+}
+
 bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 		  size_t len)
 {
 	struct sym_entry key, *e;
-	const char *modname, *sym, *base;
+	const char *modname;
 	Dwarf_Addr start = 0;
-	GElf_Off off = 0;
-	GElf_Sym esym;
 	Dwfl_Module *mod;
 	ssize_t i;
 	Dwfl *dwfl;
@@ -175,18 +242,7 @@ bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 		snprintf(buf, len, "%s", s->syms[i].text);
 		return true;
 	}
-
-	base = modname && strrchr(modname, '/') ? strrchr(modname, '/') + 1 :
-						  (modname ? modname : "?");
-	sym = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL);
-	if (sym && off)
-		snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", sym, (uint64_t)off,
-			 base);
-	else if (sym)
-		snprintf(buf, len, "%s (%s)", sym, base);
-	else
-		snprintf(buf, len, "%s+0x%" PRIx64, base, key.rel);
-
+	name_in_module(mod, addr, true, buf, len);
 	if (!lt_grow((void **)&s->syms, &s->cap_syms, s->n_syms + 1,
 		     sizeof(*s->syms))) {
 		e = &s->syms[s->n_syms];
@@ -196,6 +252,22 @@ bool lt_symbolize(struct lt_symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 		if (!lt_index_add(&s->ix, s->n_syms, s->syms))
 			s->n_syms++;
 	}
+	return true;
+}
+
+/*
+ * Data at addr in pid, in the image mapped at in_image: its .bss may go
+ * on past the image's mappings, in the anonymous one after them.
+ */
+bool lt_name_image(struct lt_symbolizer *s, pid_t pid, uint64_t in_image,
+		   uint64_t addr, char *buf, size_t len)
+{
+	Dwfl *dwfl = dwfl_of(s, pid);
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, in_image) : NULL;
+
+	if (!mod)
+		return false;
+	name_in_module(mod, addr, false, buf, len);
 	return true;
 }
 

@@ -34,8 +34,11 @@ static long where_cb(struct task_struct *task, struct vm_area_struct *vma,
 					  BPF_CORE_READ(file, f_path.dentry,
 							d_name.name));
 	} else if (mm) {
-		if (vma->vm_start <= BPF_CORE_READ(mm, brk) &&
-		    vma->vm_end >= BPF_CORE_READ(mm, start_brk))
+		/* The kernel's vma_is_initial_heap(): an anonymous
+		 * mapping that merely ends where the heap starts (a
+		 * program's .bss) is not the heap. */
+		if (vma->vm_start < BPF_CORE_READ(mm, brk) &&
+		    vma->vm_end > BPF_CORE_READ(mm, start_brk))
 			w->flags |= LT_VMA_HEAP;
 		else if (vma->vm_start <= BPF_CORE_READ(mm, start_stack) &&
 			 vma->vm_end >= BPF_CORE_READ(mm, start_stack))

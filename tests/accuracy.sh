@@ -71,7 +71,7 @@ for off in $(jq '.locks | sort_by(-.wait_ns) | .[0:3][] | .offset' "$tmpdir/lb.j
 	case $backend in
 	mutex | adaptive) suffix=$(printf 'table.tdb+0x%x' "$off") ;;
 	flock) suffix=table.tdb ;;
-	*) suffix="table.tdb:$off" ;;
+	*) suffix=$(printf 'table.tdb+0x%x' "$off") ;;
 	esac
 	o=$(jq --arg s "$suffix" '[.locks[] |
 		select(.kind != "kernel" and .kind != "spin") |

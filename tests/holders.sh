@@ -29,7 +29,7 @@ check() {
 	[ "$(jq .wait_ns <<<"$row")" -gt 300000000 ] || fail "$kind: short wait: $row"
 	echo "ok: $kind: $(jq -c '{name, holder: .holders[0].pid, waiter: .waiters[0].pid, wait_ns}' <<<"$row")"
 }
-check fcntl 'held\.dat:64$'
+check fcntl 'held\.dat\+0x40$'
 check futex 'held\.dat\+0x100$'
 
 if [ "$mode" = thread ]; then

@@ -22,7 +22,7 @@ n=7000
 	wait" || fail "locktop or ranges failed"
 final=$(tail -n 1 "$tmpdir/lt.json")
 drops=$(jq .drops <<<"$final")
-mine='[.locks[] | select(.kind == "fcntl" and (.name | test("(^|/)file:[0-9]+$")))]'
+mine='[.locks[] | select(.kind == "fcntl" and (.name | test("(^|/)file\\+0x[0-9a-f]+$")))]'
 rows=$(jq "$mine | length" <<<"$final")
 twice=$(jq "$mine | map(select(.trylock_failures == 2)) | length" <<<"$final")
 once=$(jq "$mine | map(select(.trylock_failures == 1)) | length" <<<"$final")

@@ -23,8 +23,8 @@ final=$(tail -n 1 "$tmpdir/lt.json")
 drops=$(jq .drops <<<"$final")
 cap=$(jq .lock_capacity <<<"$final")
 fcap=$(jq .file_capacity <<<"$final")
-locks='[.locks[] | select(.kind == "fcntl" and (.name | test("(^|/)file:[0-9]+$"))) |
-	.byte = (.name | capture(":(?<b>[0-9]+)$").b | tonumber)]'
+locks='[.locks[] | select(.kind == "fcntl" and (.name | test("(^|/)file\\+0x[0-9a-f]+$"))) |
+	.byte = (.name | capture("\\+(?<b>0x[0-9a-f]+)$").b | '"$jq_hex"')]'
 files='[.files[] | select(.name | test("(^|/)f[0-9]+$")) |
 	.nr = (.name | capture("f(?<b>[0-9]+)$").b | tonumber)]'
 rows=$(jq "$locks | length" <<<"$final")

@@ -27,7 +27,7 @@ final=$(tail -n 1 "$tmpdir/lt.json")
 jq -e '.drops == 0' <<<"$final" >/dev/null ||
 	fail "drops: $(jq -c .drops <<<"$final")"
 rows='[.locks[] | select(.kind == "fcntl" or .kind == "ofd") |
-	select(.name | test("table\\.tdb(:| \\(other ranges\\))"))]'
+	select(.name | test("table\\.tdb(\\+0x| \\(other ranges\\))"))]'
 ours() { jq "[${rows}[] | .$1] | add // 0" <<<"$final"; }
 ino=$(jq .inode "$tmpdir/lb.json")
 truth() {

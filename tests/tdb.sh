@@ -42,7 +42,7 @@ jq -e '[.final.locks[] | select(.name | endswith("table.tdb (other ranges)"))] |
 # The table file's figures: the intervals' sum over its rows.
 ours() {
 	jq --arg f "$1" '[.intervals[].locks[] |
-		select(.name | test("table\\.tdb(:| \\(other ranges\\))")) |
+		select(.name | test("table\\.tdb(\\+0x| \\(other ranges\\))")) |
 		.[$f]] | add // 0' r.rec
 }
 truth() { jq ".file_locks.$1" lb.json; }

@@ -31,11 +31,11 @@ diff_rc() {
 
 # A fcntl-heavy run, the same load again with other noise, one where the
 # waits are cut tenfold, and one where fcntl is gone and futex appears.
-fcntl_lock='fcntl,/tmp/run/t.tdb:4096,1000,50000000,2000000,30'
-chain_lock='fcntl,/tmp/run/t.tdb:4160,200,8000000,500000'
+fcntl_lock='fcntl,/tmp/run/t.tdb+0x1000,1000,50000000,2000000,30'
+chain_lock='fcntl,/tmp/run/t.tdb+0x1040,200,8000000,500000'
 mk base.rec --seed 1 --lock "$fcntl_lock" --lock "$chain_lock"
 mk again.rec --seed 7 --lock "$fcntl_lock" --lock "$chain_lock"
-mk better.rec --seed 2 --lock 'fcntl,/tmp/run/t.tdb:4096,100,5000000,2000000,3' \
+mk better.rec --seed 2 --lock 'fcntl,/tmp/run/t.tdb+0x1000,100,5000000,2000000,3' \
 	--lock "$chain_lock"
 mk futex.rec --seed 3 --lock 'futex,/tmp/run/t.tdb+0x1000,300,3000000,1000000'
 
@@ -61,7 +61,7 @@ jq -e '.kinds[] | select(.kind == "all") | .metrics |
 	.waits.verdict == "better" and .wait_time.verdict == "better" and
 	.wait_time.change_pct < -50' out.txt >/dev/null ||
 	fail "better is not better: $(jq -c '.kinds[0]' out.txt)"
-jq -e '.locks[] | select(.key == "fcntl:t.tdb:4160") |
+jq -e '.locks[] | select(.key == "fcntl:t.tdb+0x1040") |
 	.metrics.wait_time.verdict == "same"' out.txt >/dev/null ||
 	fail "an unchanged lock is not the same: $(jq -c '.locks' out.txt)"
 diff_rc 0 --fail-if 'wait_time>+10%' base.rec better.rec
@@ -88,7 +88,7 @@ echo "ok: kinds"
 # Text and Markdown carry the same verdicts; the plot is an SVG.
 diff_rc 0 base.rec better.rec
 grep -qE '^  wait time .*→.* better$' out.txt || fail "text: $(cat out.txt)"
-grep -q '^fcntl:t.tdb:4096$' out.txt || fail "text locks: $(cat out.txt)"
+grep -q '^fcntl:t.tdb+0x1000$' out.txt || fail "text locks: $(cat out.txt)"
 diff_rc 0 --markdown --plot waits.svg base.rec better.rec
 grep -q '^| `all` | waits | .* | \*\*better\*\* |$' out.txt ||
 	fail "markdown: $(cat out.txt)"
@@ -100,13 +100,13 @@ echo "ok: formats and plot"
 
 # lockbench's random table names, deleted files, and a path named in
 # full or by its base name match across runs.
-mk r1.rec --seed 1 --lock 'fcntl,/tmp/lockbench-Ab3dE9.tdb (deleted):4096,100,1000000' \
+mk r1.rec --seed 1 --lock 'fcntl,/tmp/lockbench-Ab3dE9.tdb (deleted)+0x1000,100,1000000' \
 	--lock 'futex,/srv/db/t.tdb+0x1000,10,10000'
-mk r2.rec --seed 2 --lock 'fcntl,lockbench-zz81Qx.tdb:4096,100,1000000' \
+mk r2.rec --seed 2 --lock 'fcntl,lockbench-zz81Qx.tdb+0x1000,100,1000000' \
 	--lock 'futex,t.tdb+0x1000,10,10000'
 diff_rc 0 --json r1.rec r2.rec
 jq -e '(.locks | length == 2) and all(.locks[]; .before and .after) and
-	([.locks[].key] | sort == ["fcntl:lockbench-*.tdb:4096",
+	([.locks[].key] | sort == ["fcntl:lockbench-*.tdb+0x1000",
 	 "futex:t.tdb+0x1000"])' out.txt >/dev/null ||
 	fail "keys not normalised: $(jq -c .locks out.txt)"
 echo "ok: keys"

@@ -46,7 +46,7 @@ for attempt in 1 2 3; do
 		ls -A | grep -q "^\.$lock\.rec\." && fail "a temporary file was left"
 	done
 	jq -e '.final.kinds.fcntl.waits > 0 and
-		([.final.locks[] | select(.key | test("^fcntl:(.*/)?t\\.tdb:[0-9]+"))] |
+		([.final.locks[] | select(.key | test("^fcntl:(.*/)?t\\.tdb\\+0x[0-9a-f]+"))] |
 		 length > 0)' fcntl.rec >/dev/null ||
 		fail "no fcntl waits on t.tdb: $(jq -c .final.kinds fcntl.rec)"
 	jq -e '.final.kinds.futex.waits > 0 and (.final.kinds.fcntl // {waits: 0} |

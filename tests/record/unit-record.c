@@ -51,10 +51,10 @@ static void test_files(void **state)
 static void test_lockbench(void **state)
 {
 	static const struct key_case c[] = {
-		{ "fcntl:/tmp/lockbench-Ab3dE9.tdb (deleted):4096",
-		  "fcntl:lockbench-*.tdb:4096" },
-		{ "fcntl:lockbench-zz81Qx.tdb:4096",
-		  "fcntl:lockbench-*.tdb:4096" },
+		{ "fcntl:/tmp/lockbench-Ab3dE9.tdb (deleted)+0x1000",
+		  "fcntl:lockbench-*.tdb+0x1000" },
+		{ "fcntl:lockbench-zz81Qx.tdb+0x1000",
+		  "fcntl:lockbench-*.tdb+0x1000" },
 		{ "futex:/tmp/lockbench-Ab3dE9.tdb+0x1040",
 		  "futex:lockbench-*.tdb+0x1040" },
 		{ "flock:/a/b/lockbench-000000.tdb (deleted)",
@@ -89,7 +89,7 @@ static void test_lockbench(void **state)
 /* A short buffer keeps what fits, a replacement cut short included. */
 static void test_short_buffer(void **state)
 {
-	static const char k[] = "fcntl:lockbench-Ab3dE9.tdb:4096";
+	static const char k[] = "fcntl:lockbench-Ab3dE9.tdb+0x1000";
 	static const struct {
 		size_t len;
 		const char *want;
@@ -151,7 +151,7 @@ static void test_kernel_lock(void **state)
 		"{\"key\":\"kernel:mmap_lock of kc\",\"kind\":\"kernel\","
 		"\"kernel_type\":\"rwsem-read\",\"caller\":\"do_fault\","
 		"\"waits\":2},"
-		"{\"key\":\"fcntl:t.tdb:0\",\"kind\":\"fcntl\",\"waits\":5}]}}";
+		"{\"key\":\"fcntl:t.tdb+0x0\",\"kind\":\"fcntl\",\"waits\":5}]}}";
 	const struct rec_lock *l;
 	struct record *r;
 	char err[256];
@@ -168,7 +168,7 @@ static void test_kernel_lock(void **state)
 	assert_int_equal(l->fig.waits, 3);
 	assert_string_equal(l->kernel_type, "rwsem-read");
 	assert_string_equal(l->caller, "do_fault");
-	l = rec_set_find(&r->final, "fcntl:t.tdb:0");
+	l = rec_set_find(&r->final, "fcntl:t.tdb+0x0");
 	assert_non_null(l);
 	assert_string_equal(l->kernel_type, "");
 	assert_string_equal(l->caller, "");

@@ -55,13 +55,13 @@ never_same_on_3x() {
 # A fcntl lock over two intervals, and three times the waits after, with
 # a mean wait that puts p99 at 134.2ms before and at 4.29s after.
 mk two.rec --intervals 2 --noise 0.5 --seed 1 \
-	--lock 'fcntl,/srv/t.tdb:4096,1000,100000000000'
+	--lock 'fcntl,/srv/t.tdb+0x1000,1000,100000000000'
 mk two-3x.rec --intervals 2 --noise 0.5 --seed 2 \
-	--lock 'fcntl,/srv/t.tdb:4096,3000,9900000000000'
+	--lock 'fcntl,/srv/t.tdb+0x1000,3000,9900000000000'
 
 # A threefold change over two intervals: unclear (2 intervals), not same.
 diff_ok two.rec two-3x.rec
-for row in all fcntl fcntl:t.tdb:4096; do
+for row in all fcntl fcntl:t.tdb+0x1000; do
 	for m in waits 'wait time' 'p99 wait'; do
 		verdict_is "$row" "$m" 'unclear (2 intervals)'
 	done
@@ -90,9 +90,9 @@ echo "ok: a threefold drop over two intervals is unclear too"
 # The same threefold change over ten intervals a side is worse: the
 # verdict is withheld for want of data, not for the size of the change.
 mk ten.rec --intervals 10 --noise 0.5 --seed 1 \
-	--lock 'fcntl,/srv/t.tdb:4096,1000,100000000000'
+	--lock 'fcntl,/srv/t.tdb+0x1000,1000,100000000000'
 mk ten-3x.rec --intervals 10 --noise 0.5 --seed 2 \
-	--lock 'fcntl,/srv/t.tdb:4096,3000,9900000000000'
+	--lock 'fcntl,/srv/t.tdb+0x1000,3000,9900000000000'
 diff_ok ten.rec ten-3x.rec
 for m in waits 'wait time' 'p99 wait'; do
 	verdict_is all "$m" worse
@@ -115,7 +115,7 @@ echo "ok: two intervals against themselves are the same"
 # worse (its change is "new"), never same; the fcntl kind that goes
 # away is better.
 mk new.rec --intervals 2 --noise 0 --seed 3 \
-	--lock 'fcntl,/srv/t.tdb:4096,1000,100000000000' \
+	--lock 'fcntl,/srv/t.tdb+0x1000,1000,100000000000' \
 	--lock 'futex,/srv/t.tdb+0x1000,15535,1553500000'
 diff_ok new.rec new.rec
 diff_ok two.rec new.rec
@@ -136,8 +136,8 @@ verdict_is fcntl 'p99 wait' better
 echo "ok: a kind new with many waits is worse, one gone is better"
 
 # A handful of waits a side: unclear, with how many.
-mk few.rec --intervals 4 --noise 0 --lock 'fcntl,/srv/t.tdb:4096,1,1000000'
-mk few-2x.rec --intervals 4 --noise 0 --lock 'fcntl,/srv/t.tdb:4096,2,8000000'
+mk few.rec --intervals 4 --noise 0 --lock 'fcntl,/srv/t.tdb+0x1000,1,1000000'
+mk few-2x.rec --intervals 4 --noise 0 --lock 'fcntl,/srv/t.tdb+0x1000,2,8000000'
 diff_ok few.rec few-2x.rec
 verdict_is all waits 'unclear (8 waits)'
 verdict_is all 'wait time' 'unclear (8 waits)'

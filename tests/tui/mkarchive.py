@@ -51,7 +51,7 @@ metric("locktop.kind.wait.count", 0, PM_TYPE_U64, kind_indom, PM_SEM_COUNTER, co
 metric("locktop.kind.wait.time", 1, PM_TYPE_U64, kind_indom, PM_SEM_COUNTER, ns, 1)
 
 log.pmiAddInstance(lock_indom, "/srv/db/table.tdb+0x1040", 0)
-log.pmiAddInstance(lock_indom, "/srv/db/table.tdb:4096", 1)
+log.pmiAddInstance(lock_indom, "/srv/db/table.tdb+0x1000", 1)
 log.pmiAddInstance(kind_indom, "futex", 0)
 log.pmiAddInstance(kind_indom, "fcntl", 2)
 
@@ -79,8 +79,8 @@ def put_parties():
 t0 = 1767225600
 for i in range(samples):
     put_parties()
-    log.pmiPutValue("locktop.lock.holders", "/srv/db/table.tdb:4096", "lockd/77 3 2.5ms")
-    log.pmiPutValue("locktop.lock.waited_by", "/srv/db/table.tdb:4096",
+    log.pmiPutValue("locktop.lock.holders", "/srv/db/table.tdb+0x1000", "lockd/77 3 2.5ms")
+    log.pmiPutValue("locktop.lock.waited_by", "/srv/db/table.tdb+0x1000",
                     "worker a/81 9 150ms, w/82 1 50us")
     log.pmiPutValue("locktop.lock.wait.count", "/srv/db/table.tdb+0x1040", str(100 * i))
     log.pmiPutValue("locktop.lock.wait.time", "/srv/db/table.tdb+0x1040", str(50000000 * i))
@@ -91,10 +91,10 @@ for i in range(samples):
     log.pmiPutValue("locktop.lock.waiters", "/srv/db/table.tdb+0x1040", "2")
     log.pmiPutValue("locktop.lock.holder", "/srv/db/table.tdb+0x1040", "4242")
     log.pmiPutValue("locktop.lock.kind", "/srv/db/table.tdb+0x1040", "futex")
-    log.pmiPutValue("locktop.lock.wait.count", "/srv/db/table.tdb:4096", str(10 * i))
-    log.pmiPutValue("locktop.lock.wait.time", "/srv/db/table.tdb:4096", str(200000000 * i))
-    log.pmiPutValue("locktop.lock.wait.max", "/srv/db/table.tdb:4096", "40000000")
-    log.pmiPutValue("locktop.lock.kind", "/srv/db/table.tdb:4096", "fcntl")
+    log.pmiPutValue("locktop.lock.wait.count", "/srv/db/table.tdb+0x1000", str(10 * i))
+    log.pmiPutValue("locktop.lock.wait.time", "/srv/db/table.tdb+0x1000", str(200000000 * i))
+    log.pmiPutValue("locktop.lock.wait.max", "/srv/db/table.tdb+0x1000", "40000000")
+    log.pmiPutValue("locktop.lock.kind", "/srv/db/table.tdb+0x1000", "fcntl")
     log.pmiPutValue("locktop.kind.wait.count", "futex", str(100 * i))
     log.pmiPutValue("locktop.kind.wait.time", "futex", str(50000000 * i))
     log.pmiPutValue("locktop.kind.wait.count", "fcntl", str(10 * i))

@@ -22,7 +22,7 @@ jq -e -s '[.[] | select(.final != true)] | length == 5 and
 	     .contended == 90 and .trylock_failures == 5 and
 	     .hold_ns == 70000000 and .waiters_now == 2 and
 	     .holder.pid == 4242 and .max_wait_ns == 3000000) and
-	    (.locks[0].name == "/srv/db/table.tdb:4096") and
+	    (.locks[0].name == "/srv/db/table.tdb+0x1000") and
 	    (.locks[0].kind == "fcntl") and
 	    .kinds.fcntl.waits == 10 and .kinds.futex.wait_ns == 50000000)' \
 	"$tmpdir/a.json" >/dev/null || fail "interval figures: $(head -1 "$tmpdir/a.json")"
@@ -43,7 +43,7 @@ jq -e -s '[.[] | select(.final != true)] | all(
 			   "ns": 30000001},
 			  {"pid": 5002, "comm": "scan", "count": 40,
 			   "ns": 20000002}]) and
-	    (.locks[] | select(.name == "/srv/db/table.tdb:4096") |
+	    (.locks[] | select(.name == "/srv/db/table.tdb+0x1000") |
 	     .holders == [{"pid": 77, "comm": "lockd", "count": 3,
 			   "ns": 2500000, "tid": 0, "thread": ""}] and
 	     .waiters == [{"pid": 81, "comm": "worker a", "count": 9,
@@ -56,7 +56,7 @@ echo "ok: holders and waiters, in numbers and from text"
 # Text of the same archive
 "$locktop" --archive "$tmpdir/a" -b -d 2 >"$tmpdir/a.txt" || fail "text replay"
 grep -q '^locktop summary' "$tmpdir/a.txt" || fail "no summary: $(cat "$tmpdir/a.txt")"
-grep -qE '^/srv/db/table.tdb:4096 +fcntl +20 ' "$tmpdir/a.txt" ||
+grep -qE '^/srv/db/table\.tdb\+0x1000 +fcntl +20 ' "$tmpdir/a.txt" ||
 	fail "2-second step: $(cat "$tmpdir/a.txt")"
 echo "ok: archive as text, 2 s steps"
 
