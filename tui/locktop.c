@@ -398,6 +398,8 @@ static int open_source(struct run *r)
 	int err;
 
 	params.host = env.host;
+	params.hosts = env.hosts;
+	params.n_hosts = env.n_hosts;
 	params.archive = env.archive;
 	params.collector.pids = env.pids;
 	params.collector.n_pids = env.n_pids;
@@ -500,7 +502,9 @@ static void describe_source(struct run *r)
 	char *what = r->what;
 	size_t len = sizeof(r->what);
 
-	if (env.host)
+	if (env.n_hosts > 1)
+		snprintf(what, len, "pcp: %zu hosts", env.n_hosts);
+	else if (env.host)
 		snprintf(what, len, "pcp://%s", env.host);
 	else if (env.archive)
 		snprintf(what, len, "archive %s", env.archive);
@@ -639,9 +643,10 @@ int main(int argc, char **argv)
 	if (args_parse(argc, argv))
 		return EXIT_USAGE;
 
-	r.ops = env.host    ? &source_pcp_host :
-		env.archive ? &source_pcp_archive :
-			      &source_live;
+	r.ops = env.n_hosts > 1 ? &source_fleet :
+		env.host	? &source_pcp_host :
+		env.archive	? &source_pcp_archive :
+				  &source_live;
 	r.delay_ms = env.delay_ms;
 	if (open_output(&r))
 		return 1;

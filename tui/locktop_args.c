@@ -140,9 +140,11 @@ static const struct argp_option options[] = {
 	  "seen: catches short spins at once, at the cost of the sampling "
 	  "interrupts",
 	  0 },
-	{ "host", OPT_HOST, "HOST", 0,
+	{ "host", OPT_HOST, "HOST[,HOST...]", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
-	  "tracing here",
+	  "tracing here; several hosts (a list, or --host again) make one "
+	  "view of them all, each lock with its host, and a host that "
+	  "does not answer is marked down while the others go on",
 	  0 },
 	{ "archive", OPT_ARCHIVE, "PATH", 0,
 	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
@@ -217,6 +219,33 @@ static void parse_pids(struct argp_state *state, const char *arg)
 		env.pids[env.n_pids++] = (pid_t)pid;
 	}
 	free(copy);
+}
+
+/* --host A,B: each host once, in the order given. */
+static void parse_hosts(struct argp_state *state, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	size_t i;
+
+	if (!copy)
+		argp_failure(state, 1, ENOMEM, "--host");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < env.n_hosts; i++)
+			if (!strcmp(env.hosts[i], tok))
+				break;
+		if (i < env.n_hosts)
+			continue;
+		if (env.n_hosts == MAX_HOSTS)
+			argp_error(state, "at most %d hosts", MAX_HOSTS);
+		if (strlen(tok) >= LT_HOST_LEN)
+			argp_error(state, "host name '%s' is too long", tok);
+		env.hosts[env.n_hosts++] = tok;
+	}
+	if (!env.n_hosts)
+		argp_error(state, "--host needs a host name");
+	env.host = env.hosts[0];
+	/* copy stays: env.hosts points into it for the whole run */
 }
 
 /* Options that do not go together, once all are read. */
@@ -302,7 +331,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   arg);
 		break;
 	case OPT_HOST:
-		env.host = arg;
+		parse_hosts(state, arg);
 		break;
 	case OPT_READY_FILE:
 		if (!*arg)
@@ -387,6 +416,10 @@ static const struct argp_option record_options[] = {
 	  0 },
 	{ "spin-always", OPT_SPIN_ALWAYS, NULL, 0,
 	  "Sample at --spin-hz all the time (see locktop --help)", 0 },
+	{ "host", OPT_HOST, "HOST[,HOST...]", 0,
+	  "Record pmdalocktop's metrics from the pmcd on each HOST instead "
+	  "of tracing here (see locktop --help)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
 };

@@ -9,6 +9,7 @@
 
 #define MAX_PIDS 4096 /* -p: PIDs, and the processes a NAME stands for */
 #define EXIT_USAGE 2
+#define MAX_HOSTS 64 /* --host A,B,...: a fleet */
 
 struct env {
 	bool batch;
@@ -20,7 +21,9 @@ struct env {
 	bool no_kernel_locks; /* --no-kernel-locks */
 	bool spin_always; /* --spin-always */
 	bool mono;
-	const char *host;
+	const char *host; /* the first of hosts */
+	const char *hosts[MAX_HOSTS]; /* --host, each name once */
+	size_t n_hosts;
 	const char *archive;
 	unsigned int delay_ms;
 	long iterations; /* 0: until stopped */
