@@ -401,6 +401,8 @@ static int open_source(struct run *r)
 	params.hosts = env.hosts;
 	params.n_hosts = env.n_hosts;
 	params.archive = env.archive;
+	params.series = env.series;
+	params.window_s = env.window_s;
 	params.collector.pids = env.pids;
 	params.collector.n_pids = env.n_pids;
 	params.collector.interval_ms = env.delay_ms;
@@ -508,6 +510,9 @@ static void describe_source(struct run *r)
 		snprintf(what, len, "pcp://%s", env.host);
 	else if (env.archive)
 		snprintf(what, len, "archive %s", env.archive);
+	else if (env.series)
+		snprintf(what, len, "series %s, last %us", env.series,
+			 env.window_s ? env.window_s : 600);
 	else if (env.command && env.n_pids > 1)
 		snprintf(what, len, "live: %s (%d) + %zu pid%s", env.command[0],
 			 r->child, env.n_pids - 1, env.n_pids > 2 ? "s" : "");
@@ -646,6 +651,7 @@ int main(int argc, char **argv)
 	r.ops = env.n_hosts > 1 ? &source_fleet :
 		env.host	? &source_pcp_host :
 		env.archive	? &source_pcp_archive :
+		env.series	? &source_series :
 				  &source_live;
 	r.delay_ms = env.delay_ms;
 	if (open_output(&r))

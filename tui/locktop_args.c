@@ -71,6 +71,8 @@ enum {
 	OPT_STACKS = 0x100,
 	OPT_HOST,
 	OPT_ARCHIVE,
+	OPT_SERIES,
+	OPT_WINDOW,
 	OPT_MONO,
 	OPT_DURATION,
 	OPT_RETIRE,
@@ -148,6 +150,15 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "archive", OPT_ARCHIVE, "PATH", 0,
 	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
+	{ "series", OPT_SERIES, "HOST[:PORT]", 0,
+	  "A fleet's history: every host's locks over --window, from "
+	  "pmproxy's series REST API on HOST (port 44322 unless given), "
+	  "which pmlogger on each host feeds",
+	  0 },
+	{ "window", OPT_WINDOW, "SECS[smhd]", 0,
+	  "With --series: the time up to now to rank locks over (default "
+	  "10m)",
+	  0 },
 	{ "mono", OPT_MONO, NULL, 0, "No colours on the screen (as NO_COLOR=1)",
 	  0 },
 	{ "retire", OPT_RETIRE, "SECS", 0,
@@ -253,9 +264,11 @@ static void check_together(struct argp_state *state)
 {
 	if (env.record && !env.output)
 		argp_error(state, "record needs -o FILE");
-	if (env.host && env.archive)
-		argp_error(state, "give --host or --archive, not both");
-	if ((env.host || env.archive) &&
+	if (!!env.host + !!env.archive + !!env.series > 1)
+		argp_error(state, "give one of --host, --archive, --series");
+	if (env.window_s && !env.series)
+		argp_error(state, "--window goes with --series");
+	if ((env.host || env.archive || env.series) &&
 	    (env.command || env.n_pids || env.stacks || env.exact_holds ||
 	     env.no_kernel_locks || env.spin_hz >= 0 || env.spin_always ||
 	     env.ready_file))
@@ -340,6 +353,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ARCHIVE:
 		env.archive = arg;
+		break;
+	case OPT_SERIES:
+		if (!*arg)
+			argp_error(state, "--series needs pmproxy's host");
+		env.series = arg;
+		break;
+	case OPT_WINDOW:
+		errno = 0;
+		d = strtod(arg, &end);
+		d *= *end == 'm' ? 60 :
+		     *end == 'h' ? 3600 :
+		     *end == 'd' ? 86400 :
+				   1;
+		if (errno || end == arg ||
+		    (*end && (strchr("smhd", *end) == NULL || end[1])) ||
+		    !isfinite(d) || d < 1 || d > 366 * 86400.0)
+			argp_error(state,
+				   "invalid window '%s': give seconds, or "
+				   "a number with s, m, h or d, e.g. 1h",
+				   arg);
+		env.window_s = (unsigned int)d;
 		break;
 	case OPT_MONO:
 		env.mono = true;

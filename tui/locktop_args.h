@@ -25,6 +25,8 @@ struct env {
 	const char *hosts[MAX_HOSTS]; /* --host, each name once */
 	size_t n_hosts;
 	const char *archive;
+	const char *series; /* --series: pmproxy's HOST[:PORT] */
+	unsigned int window_s; /* --window */
 	unsigned int delay_ms;
 	long iterations; /* 0: until stopped */
 	long limit; /* -1: the default for the format */

@@ -20,6 +20,8 @@ struct source_params {
 	const char *const *hosts;
 	size_t n_hosts;
 	const char *archive; /* --archive */
+	const char *series; /* --series: pmproxy's HOST[:PORT] */
+	unsigned int window_s; /* --window: seconds up to now */
 	struct lt_options collector; /* for the live source */
 };
 
@@ -56,5 +58,6 @@ extern const struct source_ops source_live;
 extern const struct source_ops source_pcp_host;
 extern const struct source_ops source_pcp_archive;
 extern const struct source_ops source_fleet;
+extern const struct source_ops source_series;
 
 #endif /* LOCKTOP_SOURCE_H */
