@@ -265,7 +265,7 @@ static void check_together(struct argp_state *state)
 	if (env.record && !env.output)
 		argp_error(state, "record needs -o FILE");
 	if (!!env.host + !!env.archive + !!env.series > 1)
-		argp_error(state, "give one of --host, --archive, --series");
+		argp_error(state, "give --host or --archive, not both, or --series alone");
 	if (env.window_s && !env.series)
 		argp_error(state, "--window goes with --series");
 	if ((env.host || env.archive || env.series) &&
