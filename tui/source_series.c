@@ -37,7 +37,7 @@ struct iref {
 	char id[48];
 	char name[LT_NAME_LEN];
 	long to; /* index of its sinst, -1: none */
-	double last_ts, last_v;
+	double first_ts, first_v, last_ts, last_v;
 	bool have;
 };
 
@@ -191,9 +191,34 @@ static void add_sample(struct source *s, int which, json_object *e)
 		si->first_ts = ts;
 	if (ts > si->last_ts)
 		si->last_ts = ts;
+	if (!r->have) {
+		r->first_ts = ts;
+		r->first_v = v;
+	}
 	r->have = true;
 	r->last_ts = ts;
 	r->last_v = v;
+}
+
+/*
+ * An instance first seen after its metric's first sample in the window
+ * came to be in the window: its counter grew from zero, and its first
+ * value is growth too (the agent counts a new lock from zero).
+ */
+static void born_in_window(struct source *s, int which)
+{
+	double first = 0;
+	size_t i;
+
+	for (i = 0; i < s->n_refs; i++)
+		if (s->refs[i].have && (!first || s->refs[i].first_ts < first))
+			first = s->refs[i].first_ts;
+	for (i = 0; i < s->n_refs; i++) {
+		const struct iref *r = &s->refs[i];
+
+		if (r->have && r->to >= 0 && r->first_ts > first + 1)
+			s->v[r->to].grew[which] += (uint64_t)r->first_v;
+	}
 }
 
 /* Every host's series of one counter: its growth over the window. */
@@ -225,6 +250,7 @@ static int load_metric(struct source *s, const char *metric, int which,
 			add_sample(s, which,
 				   json_object_array_get_idx(vals, k));
 		json_object_put(vals);
+		born_in_window(s, which);
 	}
 	json_object_put(ids);
 	return 0;
