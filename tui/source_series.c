@@ -6,9 +6,11 @@
  * and this source asks it for every host's series of
  * locktop.lock.wait.time and locktop.lock.wait.count over the window.
  *
- * Each lock instance of each host is one row: its host and name and kind
- * from the instance's labels (hostname, which pmcd adds, and lock_name
- * and lock_kind, which the agent adds), its figures the counters' growth
+ * Each lock instance of each host is one row, by its instance name: its
+ * host and kind from the instance's labels (hostname, which pmcd adds,
+ * and lock_kind, which the agent adds; else locktop.lock.kind's value
+ * when it was logged; else futex),
+ * its figures the counters' growth
  * over the window (a counter that went back was reset: it counts from
  * zero). The window is one interval: the snapshot's deltas and totals
  * are the same, over the time the samples span.
@@ -22,6 +24,7 @@
 
 #define SERIES_PORT "44322"
 #define SERIES_BATCH 40 /* instance ids per labels request */
+#define KIND_SERIES 2 /* load_metric()'s which for locktop.lock.kind */
 
 /* One lock instance of one host. */
 struct sinst {
@@ -106,7 +109,7 @@ static int label_refs(struct source *s, size_t from, size_t to, char *err,
 		return -EIO;
 	for (k = 0; k < json_object_array_length(a); k++) {
 		json_object *e = json_object_array_get_idx(a, k), *l = NULL;
-		const char *id = jstr(e, "series"), *host, *name, *kind;
+		const char *id = jstr(e, "series"), *host, *kind;
 
 		json_object_object_get_ex(e, "labels", &l);
 		host = jstr(l, "hostname");
@@ -115,10 +118,10 @@ static int label_refs(struct source *s, size_t from, size_t to, char *err,
 
 			if (strcmp(r->id, id))
 				continue;
-			name = jstr(l, "lock_name");
+			/* The instance's name, as both counters have it;
+			 * lock_name may be an older form of it. */
 			kind = jstr(l, "lock_kind");
-			r->to = sinst_of(s, host ? host : "?",
-					 name ? name : r->name);
+			r->to = sinst_of(s, host ? host : "?", r->name);
 			if (r->to >= 0 && kind && s->v[r->to].kind < 0)
 				s->v[r->to].kind = lt_kind_parse(kind);
 		}
@@ -180,6 +183,12 @@ static void add_sample(struct source *s, int which, json_object *e)
 	if (!r || r->to < 0)
 		return;
 	si = &s->v[r->to];
+	if (which == KIND_SERIES) {
+		/* locktop.lock.kind: where pmlogger has no kind label */
+		if (si->kind < 0)
+			si->kind = lt_kind_parse(val);
+		return;
+	}
 	ts = json_object_get_double(t);
 	v = strtod(val, NULL);
 	if (r->have && ts <= r->last_ts)
@@ -250,7 +259,8 @@ static int load_metric(struct source *s, const char *metric, int which,
 			add_sample(s, which,
 				   json_object_array_get_idx(vals, k));
 		json_object_put(vals);
-		born_in_window(s, which);
+		if (which != KIND_SERIES)
+			born_in_window(s, which);
 	}
 	json_object_put(ids);
 	return 0;
@@ -360,7 +370,8 @@ static int series_open(const struct source_params *p, struct source **out,
 	}
 	s->window_s = p->window_s ? p->window_s : 600;
 	if (load_metric(s, "locktop.lock.wait.time", 0, err, err_len) ||
-	    load_metric(s, "locktop.lock.wait.count", 1, err, err_len)) {
+	    load_metric(s, "locktop.lock.wait.count", 1, err, err_len) ||
+	    load_metric(s, "locktop.lock.kind", KIND_SERIES, err, err_len)) {
 		series_close(s);
 		return -EIO;
 	}

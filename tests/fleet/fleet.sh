@@ -161,10 +161,15 @@ echo "ok: a stopped host is marked down, the others go on, it comes back"
 echo "ok: locktop record --host, and diff"
 
 # Fleet history: each host's series, and its hottest lock.
+# pmproxy loads the archives as they grow: a few seconds behind.
 for i in 0 1 2; do
-	n=$(pmseries -p "$rport" \
-		"locktop.lock.wait.time{hostname==\"${names[$i]}\"}" | wc -l)
-	[ "$n" -ge 1 ] || fail "pmseries has no series of ${names[$i]}"
+	for try in $(seq 40); do
+		n=$(pmseries -p "$rport" \
+			"locktop.lock.wait.time{hostname==\"${names[$i]}\"}" | wc -l)
+		[ "$n" -ge 1 ] && break
+		sleep 0.5
+	done
+	[ "$n" -ge 1 ] || fail "pmseries has no series of ${names[$i]}: $(tail -n 5 "$tmpdir/proxy/pmproxy.log")"
 done
 # Instances carry their lock's name and kind as labels. (pmlogger asks
 # for a new instance's labels when it first logs it; one the agent has
@@ -178,6 +183,7 @@ pmseries -p "$rport" 'locktop.lock.wait.time{lock_kind=="kernel" || lock_kind=="
 	>"$tmpdir/series.json" 2>"$tmpdir/series.err" ||
 	fail "locktop --series: $(cat "$tmpdir/series.err")"
 fin=$(tail -n 1 "$tmpdir/series.json")
+jq -c "[.hosts[].name, (.locks[:6][] | [.host, .name, .kind, .wait_ns])]" <<<"$fin"
 for i in 0 1 2; do
 	want=$(cat "$tmpdir/hottest-${names[$i]}")
 	got=$(jq -r --arg h "${names[$i]}" '[.locks[] | select(.host == $h and
