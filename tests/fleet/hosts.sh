@@ -71,7 +71,7 @@ host_start() {
 		-x "$d/pmcd.err" -H "$name" >"$d/out" 2>&1 &
 	echo $! >"$d/pid"
 	fleet_pids="$fleet_pids $!"
-	for i in $(seq 80); do
+	for i in $(seq 240); do
 		pminfo -h "127.0.0.1:$port" -f locktop.status 2>/dev/null |
 			grep -q 'value "ok"' && return 0
 		sleep 0.25
@@ -89,7 +89,7 @@ host_trace() {
 	local i
 	pmstore -h "unix:$tmpdir/$1/run/pmcd.socket" locktop.control.pids \
 		"$3" >/dev/null || fail "pmstore on $1"
-	for i in $(seq 80); do
+	for i in $(seq 240); do
 		pminfo -h "127.0.0.1:$2" -f locktop.control.pids 2>/dev/null |
 			grep -q "value \"$3\"" &&
 			pminfo -h "127.0.0.1:$2" -f locktop.status 2>/dev/null |
