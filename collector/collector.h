@@ -134,6 +134,9 @@ struct lt_lock {
 	 * kernel function whose wait first met it; empty for the others. */
 	char kernel_type[LT_KTYPE_LEN];
 	char caller[LT_CALLER_LEN];
+	/* The host it was read from in a fleet view (locktop --host A,B);
+	 * NULL for one machine's. */
+	const char *host;
 	struct lt_figures total;
 	struct lt_figures delta;
 };
@@ -149,6 +152,7 @@ struct lt_proc {
 	pid_t pid;
 	char comm[LT_COMM_SIZE];
 	uint64_t top_lock; /* lt_lock.id it waited on most, 0 if none */
+	const char *host; /* as lt_lock.host */
 	struct lt_proc_figures total;
 	struct lt_proc_figures delta;
 };
@@ -164,6 +168,7 @@ struct lt_file_figures {
 struct lt_file {
 	char name[LT_NAME_LEN];
 	uint64_t dev, ino;
+	const char *host; /* as lt_lock.host */
 	struct lt_file_figures total;
 	struct lt_file_figures delta;
 };
@@ -205,11 +210,32 @@ struct lt_deadlock {
 	pid_t pids[LT_CYCLE_MAX];
 	char comms[LT_CYCLE_MAX][LT_COMM_SIZE];
 	uint64_t locks[LT_CYCLE_MAX]; /* lt_lock.id member i waits on */
+	const char *host; /* as lt_lock.host */
 };
 
 struct lt_kind_figures {
 	uint64_t waits;
 	uint64_t wait_ns;
+};
+
+/*
+ * One host of a fleet view: several pmcd read as one (locktop --host
+ * A,B). A host that stopped answering is down: its figures of the
+ * interval are missing, not zero, and why says why.
+ */
+#define LT_HOST_LEN 64
+struct lt_host {
+	char name[LT_HOST_LEN]; /* as the user gave it */
+	bool up;
+	char why[128]; /* down: the error that took it down */
+	double down_since; /* down: wall clock, seconds since the epoch */
+	size_t n_locks; /* its locks in the snapshot */
+	struct lt_kind_figures delta; /* its lock waits, all kinds */
+	struct lt_kind_figures total;
+	uint64_t events_delta; /* its probes' runs */
+	uint64_t drops_delta;
+	double cpu_percent; /* its probes' CPU */
+	size_t n_deadlocks;
 };
 
 struct lt_snapshot {
@@ -257,6 +283,9 @@ struct lt_snapshot {
 	const struct lt_probe_cost *probes;
 	size_t n_deadlocks;
 	const struct lt_deadlock *deadlocks;
+	/* A fleet view's hosts; none (0) for one machine's snapshot. */
+	size_t n_hosts;
+	const struct lt_host *hosts;
 };
 
 struct lt_options {

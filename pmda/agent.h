@@ -116,6 +116,9 @@ int not_ready(void);
 /* fetch.c: pmda's fetch and instance callbacks */
 void fetch_callbacks(pmdaInterface *dispatch);
 
+/* labels.c: each lock instance's name and kind as labels */
+void label_callbacks(pmdaInterface *dispatch);
+
 /* store.c: pmda's store, attribute and end-of-context callbacks */
 void store_callbacks(pmdaInterface *dispatch);
 

@@ -168,6 +168,7 @@ static void connect_pmcd(void)
 	pmdaSetCommFlags(&a.dispatch, PMDA_FLAG_AUTHORIZE);
 	store_callbacks(&a.dispatch);
 	fetch_callbacks(&a.dispatch);
+	label_callbacks(&a.dispatch);
 	init_metrictab();
 	pmdaInit(&a.dispatch, indomtab, N_INDOMS, metrictab, LTPM_N_METRICS);
 	if (a.dispatch.status) {

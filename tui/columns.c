@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The column model: the tables' columns, their sort keys and their cells. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 #include "columns.h"
 
 /*
@@ -398,4 +400,25 @@ void col_file_cell(const struct col_ctx *cx, const struct lt_file *fl, int col,
 	default:
 		buf[0] = 0;
 	}
+}
+
+/* ---- a fleet view's hosts ---- */
+
+void col_host_line(const struct lt_host *h, bool totals, char *buf, size_t len)
+{
+	const struct lt_kind_figures *f = totals ? &h->total : &h->delta;
+	char ns[16], when[16];
+	time_t t = (time_t)h->down_since;
+	struct tm tm;
+
+	if (h->up) {
+		snprintf(buf, len,
+			 "%s up: %zu lock%s, %" PRIu64 " waits, %s waiting%s",
+			 h->name, h->n_locks, h->n_locks == 1 ? "" : "s",
+			 f->waits, lt_format_ns(f->wait_ns, ns, sizeof(ns)),
+			 h->n_deadlocks ? ", DEADLOCK" : "");
+		return;
+	}
+	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
+	snprintf(buf, len, "%s DOWN since %s: %s", h->name, when, h->why);
 }

@@ -113,4 +113,10 @@ double col_file_key(const struct col_ctx *cx, const struct lt_file *fl,
 void col_file_cell(const struct col_ctx *cx, const struct lt_file *fl, int col,
 		   char *buf, size_t len);
 
+/*
+ * A fleet view's line about one host, for people: up with its locks and
+ * waits (the interval's, or the run's), or down since when and why.
+ */
+void col_host_line(const struct lt_host *h, bool totals, char *buf, size_t len);
+
 #endif /* LOCKTOP_COLUMNS_H */

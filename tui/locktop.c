@@ -398,7 +398,11 @@ static int open_source(struct run *r)
 	int err;
 
 	params.host = env.host;
+	params.hosts = env.hosts;
+	params.n_hosts = env.n_hosts;
 	params.archive = env.archive;
+	params.series = env.series;
+	params.window_s = env.window_s;
 	params.collector.pids = env.pids;
 	params.collector.n_pids = env.n_pids;
 	params.collector.interval_ms = env.delay_ms;
@@ -500,10 +504,15 @@ static void describe_source(struct run *r)
 	char *what = r->what;
 	size_t len = sizeof(r->what);
 
-	if (env.host)
+	if (env.n_hosts > 1)
+		snprintf(what, len, "pcp: %zu hosts", env.n_hosts);
+	else if (env.host)
 		snprintf(what, len, "pcp://%s", env.host);
 	else if (env.archive)
 		snprintf(what, len, "archive %s", env.archive);
+	else if (env.series)
+		snprintf(what, len, "series %s, last %us", env.series,
+			 env.window_s ? env.window_s : 600);
 	else if (env.command && env.n_pids > 1)
 		snprintf(what, len, "live: %s (%d) + %zu pid%s", env.command[0],
 			 r->child, env.n_pids - 1, env.n_pids > 2 ? "s" : "");
@@ -639,9 +648,11 @@ int main(int argc, char **argv)
 	if (args_parse(argc, argv))
 		return EXIT_USAGE;
 
-	r.ops = env.host    ? &source_pcp_host :
-		env.archive ? &source_pcp_archive :
-			      &source_live;
+	r.ops = env.n_hosts > 1 ? &source_fleet :
+		env.host	? &source_pcp_host :
+		env.archive	? &source_pcp_archive :
+		env.series	? &source_series :
+				  &source_live;
 	r.delay_ms = env.delay_ms;
 	if (open_output(&r))
 		return 1;

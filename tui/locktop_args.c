@@ -71,6 +71,8 @@ enum {
 	OPT_STACKS = 0x100,
 	OPT_HOST,
 	OPT_ARCHIVE,
+	OPT_SERIES,
+	OPT_WINDOW,
 	OPT_MONO,
 	OPT_DURATION,
 	OPT_RETIRE,
@@ -140,12 +142,23 @@ static const struct argp_option options[] = {
 	  "seen: catches short spins at once, at the cost of the sampling "
 	  "interrupts",
 	  0 },
-	{ "host", OPT_HOST, "HOST", 0,
+	{ "host", OPT_HOST, "HOST[,HOST...]", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
-	  "tracing here",
+	  "tracing here; several hosts (a list, or --host again) make one "
+	  "view of them all, each lock with its host, and a host that "
+	  "does not answer is marked down while the others go on",
 	  0 },
 	{ "archive", OPT_ARCHIVE, "PATH", 0,
 	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
+	{ "series", OPT_SERIES, "HOST[:PORT]", 0,
+	  "A fleet's history: every host's locks over --window, from "
+	  "pmproxy's series REST API on HOST (port 44322 unless given), "
+	  "which pmlogger on each host feeds",
+	  0 },
+	{ "window", OPT_WINDOW, "SECS[smhd]", 0,
+	  "With --series: the time up to now to rank locks over (default "
+	  "10m)",
+	  0 },
 	{ "mono", OPT_MONO, NULL, 0, "No colours on the screen (as NO_COLOR=1)",
 	  0 },
 	{ "retire", OPT_RETIRE, "SECS", 0,
@@ -219,14 +232,43 @@ static void parse_pids(struct argp_state *state, const char *arg)
 	free(copy);
 }
 
+/* --host A,B: each host once, in the order given. */
+static void parse_hosts(struct argp_state *state, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	size_t i;
+
+	if (!copy)
+		argp_failure(state, 1, ENOMEM, "--host");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < env.n_hosts; i++)
+			if (!strcmp(env.hosts[i], tok))
+				break;
+		if (i < env.n_hosts)
+			continue;
+		if (env.n_hosts == MAX_HOSTS)
+			argp_error(state, "at most %d hosts", MAX_HOSTS);
+		if (strlen(tok) >= LT_HOST_LEN)
+			argp_error(state, "host name '%s' is too long", tok);
+		env.hosts[env.n_hosts++] = tok;
+	}
+	if (!env.n_hosts)
+		argp_error(state, "--host needs a host name");
+	env.host = env.hosts[0];
+	/* copy stays: env.hosts points into it for the whole run */
+}
+
 /* Options that do not go together, once all are read. */
 static void check_together(struct argp_state *state)
 {
 	if (env.record && !env.output)
 		argp_error(state, "record needs -o FILE");
-	if (env.host && env.archive)
-		argp_error(state, "give --host or --archive, not both");
-	if ((env.host || env.archive) &&
+	if (!!env.host + !!env.archive + !!env.series > 1)
+		argp_error(state, "give --host or --archive, not both, or --series alone");
+	if (env.window_s && !env.series)
+		argp_error(state, "--window goes with --series");
+	if ((env.host || env.archive || env.series) &&
 	    (env.command || env.n_pids || env.stacks || env.exact_holds ||
 	     env.no_kernel_locks || env.spin_hz >= 0 || env.spin_always ||
 	     env.ready_file))
@@ -302,7 +344,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   arg);
 		break;
 	case OPT_HOST:
-		env.host = arg;
+		parse_hosts(state, arg);
 		break;
 	case OPT_READY_FILE:
 		if (!*arg)
@@ -311,6 +353,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ARCHIVE:
 		env.archive = arg;
+		break;
+	case OPT_SERIES:
+		if (!*arg)
+			argp_error(state, "--series needs pmproxy's host");
+		env.series = arg;
+		break;
+	case OPT_WINDOW:
+		errno = 0;
+		d = strtod(arg, &end);
+		d *= *end == 'm' ? 60 :
+		     *end == 'h' ? 3600 :
+		     *end == 'd' ? 86400 :
+				   1;
+		if (errno || end == arg ||
+		    (*end && (strchr("smhd", *end) == NULL || end[1])) ||
+		    !isfinite(d) || d < 1 || d > 366 * 86400.0)
+			argp_error(state,
+				   "invalid window '%s': give seconds, or "
+				   "a number with s, m, h or d, e.g. 1h",
+				   arg);
+		env.window_s = (unsigned int)d;
 		break;
 	case OPT_MONO:
 		env.mono = true;
@@ -387,6 +450,10 @@ static const struct argp_option record_options[] = {
 	  0 },
 	{ "spin-always", OPT_SPIN_ALWAYS, NULL, 0,
 	  "Sample at --spin-hz all the time (see locktop --help)", 0 },
+	{ "host", OPT_HOST, "HOST[,HOST...]", 0,
+	  "Record pmdalocktop's metrics from the pmcd on each HOST instead "
+	  "of tracing here (see locktop --help)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 0 },
 	{},
 };

@@ -9,6 +9,7 @@
 
 #define MAX_PIDS 4096 /* -p: PIDs, and the processes a NAME stands for */
 #define EXIT_USAGE 2
+#define MAX_HOSTS 64 /* --host A,B,...: a fleet */
 
 struct env {
 	bool batch;
@@ -20,8 +21,12 @@ struct env {
 	bool no_kernel_locks; /* --no-kernel-locks */
 	bool spin_always; /* --spin-always */
 	bool mono;
-	const char *host;
+	const char *host; /* the first of hosts */
+	const char *hosts[MAX_HOSTS]; /* --host, each name once */
+	size_t n_hosts;
 	const char *archive;
+	const char *series; /* --series: pmproxy's HOST[:PORT] */
+	unsigned int window_s; /* --window */
 	unsigned int delay_ms;
 	long iterations; /* 0: until stopped */
 	long limit; /* -1: the default for the format */

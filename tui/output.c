@@ -33,6 +33,12 @@ static json_object *j_u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
+/* A fleet view's host of an item; null for one machine's. */
+static json_object *j_host(const char *host)
+{
+	return host ? json_object_new_string(host) : NULL;
+}
+
 /* A lock's top list; a holder also names its thread (tid 0 and "" when
  * the lock is held by a process). */
 static json_object *parties_json(const struct lt_party *p, size_t n,
@@ -87,6 +93,7 @@ static json_object *lock_json(const struct lt_lock *l, bool totals)
 		json_object_array_add(pids, json_object_new_int(l->pids[i]));
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, l->address);
 	json_object_object_add(o, "name", json_object_new_string(l->name));
+	json_object_object_add(o, "host", j_host(l->host));
 	json_object_object_add(o, "kind",
 			       json_object_new_string(lt_kind_name(l->kind)));
 	json_object_object_add(o, "pids", pids);
@@ -184,6 +191,7 @@ static json_object *procs_json(const struct lt_snapshot *s, bool totals)
 		json_object_object_add(o, "io_count", j_u64(f->io_count));
 		json_object_object_add(o, "io_ns", j_u64(f->io_ns));
 		json_object_object_add(o, "top_lock", j_u64(p->top_lock));
+		json_object_object_add(o, "host", j_host(p->host));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -205,6 +213,7 @@ static json_object *files_json(const struct lt_snapshot *s, bool totals)
 		o = json_object_new_object();
 		json_object_object_add(o, "name",
 				       json_object_new_string(fl->name));
+		json_object_object_add(o, "host", j_host(fl->host));
 		json_object_object_add(o, "dev", j_u64(fl->dev));
 		json_object_object_add(o, "ino", j_u64(fl->ino));
 		json_object_object_add(o, "reads", j_u64(f->reads));
@@ -285,7 +294,8 @@ static json_object *deadlocks_json(const struct lt_snapshot *s)
 			size_t i;
 
 			for (i = 0; i < s->n_locks; i++)
-				if (s->locks[i].id == dl->locks[m])
+				if (s->locks[i].id == dl->locks[m] &&
+				    dl->locks[m])
 					name = s->locks[i].name;
 			json_object_object_add(
 				mo, "pid", json_object_new_int(dl->pids[m]));
@@ -298,6 +308,37 @@ static json_object *deadlocks_json(const struct lt_snapshot *s)
 			json_object_array_add(members, mo);
 		}
 		json_object_object_add(o, "members", members);
+		json_object_object_add(o, "host", j_host(dl->host));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* A fleet view's hosts, each up or down; empty for one machine. */
+static json_object *hosts_json(const struct lt_snapshot *s, bool totals)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < s->n_hosts; i++) {
+		const struct lt_host *h = &s->hosts[i];
+		const struct lt_kind_figures *f = totals ? &h->total :
+							   &h->delta;
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name",
+				       json_object_new_string(h->name));
+		json_object_object_add(o, "state",
+				       json_object_new_string(h->up ? "up" :
+								      "down"));
+		json_object_object_add(o, "why",
+				       json_object_new_string(h->why));
+		json_object_object_add(o, "down_since",
+				       json_object_new_double(h->down_since));
+		json_object_object_add(o, "locks", j_u64(h->n_locks));
+		json_object_object_add(o, "waits", j_u64(f->waits));
+		json_object_object_add(o, "wait_ns", j_u64(f->wait_ns));
+		json_object_object_add(o, "deadlocks", j_u64(h->n_deadlocks));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -361,6 +402,7 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	json_object_object_add(root, "files", files_json(s, totals));
 	json_object_object_add(root, "probes", probes_json(s, totals));
 	json_object_object_add(root, "deadlocks", deadlocks_json(s));
+	json_object_object_add(root, "hosts", hosts_json(s, totals));
 	if (totals) {
 		json_object_object_add(root, "final",
 				       json_object_new_boolean(1));
@@ -379,11 +421,17 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	return ret;
 }
 
-/* One line of cells under batch_cols: their widths and alignment. */
-static void print_cells(FILE *out, const char *const cell[BC_NR])
+/*
+ * One line of cells under batch_cols: their widths and alignment; in a
+ * fleet view (host_w > 0) the host first.
+ */
+static void print_cells(FILE *out, int host_w, const char *host,
+			const char *const cell[BC_NR])
 {
 	int i;
 
+	if (host_w)
+		fprintf(out, "%-*.*s ", host_w, host_w, host ? host : "");
 	for (i = 0; i < BC_NR; i++) {
 		const struct column *c = &batch_cols[i];
 		const char *sep = !i ? "" : i == BC_NR - 1 ? "  " : " ";
@@ -398,17 +446,18 @@ static void print_cells(FILE *out, const char *const cell[BC_NR])
 	}
 }
 
-static void print_head(FILE *out)
+static void print_head(FILE *out, int host_w)
 {
 	const char *cell[BC_NR];
 	int i;
 
 	for (i = 0; i < BC_NR; i++)
 		cell[i] = batch_cols[i].title;
-	print_cells(out, cell);
+	print_cells(out, host_w, "HOST", cell);
 }
 
-static void print_row(FILE *out, const struct lt_lock *l, bool totals)
+static void print_row(FILE *out, int host_w, const struct lt_lock *l,
+		      bool totals)
 {
 	const struct lt_figures *f = lt_lock_figures(l, totals);
 	char waits[24], total[16], avg[16], max[16], proc[48];
@@ -428,7 +477,19 @@ static void print_row(FILE *out, const struct lt_lock *l, bool totals)
 	if (l->n_pids > 1)
 		snprintf(proc + strlen(proc), sizeof(proc) - strlen(proc),
 			 " +%zu", l->n_pids - 1);
-	print_cells(out, cell);
+	print_cells(out, host_w, l->host, cell);
+}
+
+/* The widest host name, for the HOST column; 0 for one machine. */
+static int host_width(const struct lt_snapshot *s)
+{
+	int w = 0;
+	size_t i;
+
+	for (i = 0; i < s->n_hosts; i++)
+		if ((int)strlen(s->hosts[i].name) > w)
+			w = (int)strlen(s->hosts[i].name);
+	return w && w < 4 ? 4 : w;
 }
 
 static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
@@ -462,9 +523,15 @@ static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
 			when, s->interval_s, n, n == 1 ? "" : "s",
 			s->drops_delta);
 	}
-	print_head(out);
+	for (i = 0; i < s->n_hosts; i++) {
+		char line[256];
+
+		col_host_line(&s->hosts[i], totals, line, sizeof(line));
+		fprintf(out, "host %s\n", line);
+	}
+	print_head(out, host_width(s));
 	for (i = 0; i < shown; i++)
-		print_row(out, rows[i], totals);
+		print_row(out, host_width(s), rows[i], totals);
 	if (shown < n)
 		fprintf(out, "... %zu more (--limit 0 shows all)\n", n - shown);
 	fputc('\n', out);

@@ -405,6 +405,39 @@ static int meter_kspins(struct screen *sc, int y, int cols)
 	return y + 1;
 }
 
+/*
+ * A fleet view: one line per host, up with its figures or down since
+ * when and why, at most a third of the screen. Returns the line after.
+ */
+static int meter_hosts(struct screen *sc, int y, int cols)
+{
+	const struct lt_snapshot *s = sc->cx.snap;
+	char line[320];
+	size_t i;
+	int max;
+
+	max = getmaxy(stdscr) / 3 > 1 ? getmaxy(stdscr) / 3 : 1;
+	for (i = 0; i < s->n_hosts; i++) {
+		const struct lt_host *h = &s->hosts[i];
+
+		if ((int)i == max - 1 && s->n_hosts > (size_t)max) {
+			snprintf(line, sizeof(line), "... %zu more hosts",
+				 s->n_hosts - i);
+			mvaddnstr(y++, 5, line, cols - 5);
+			break;
+		}
+		col_host_line(h, sc->cx.cumulative, line, sizeof(line));
+		label(sc, y, 0, "host");
+		if (!h->up)
+			attron(attr(sc, C_ALERT, A_BOLD) | A_BOLD);
+		mvaddnstr(y, 5, line, cols - 5);
+		if (!h->up)
+			attroff(attr(sc, C_ALERT, A_BOLD) | A_BOLD);
+		y++;
+	}
+	return y;
+}
+
 /* Returns the first line after the header. */
 int screen_header_draw(struct screen *sc, int cols)
 {
@@ -429,5 +462,6 @@ int screen_header_draw(struct screen *sc, int cols)
 	x = meter_pread(sc, y, cols);
 	x = meter_locked(sc, y, x, cols, &t);
 	meter_probes(sc, y, x, cols);
-	return meter_kspins(sc, y + 1, cols);
+	y = meter_kspins(sc, y + 1, cols);
+	return meter_hosts(sc, y, cols);
 }

@@ -211,13 +211,35 @@ void screen_table_build_rows(struct screen *sc)
 		sc->sel[sc->view] = n ? n - 1 : 0;
 }
 
+/*
+ * The HOST column of a fleet view's Locks view, before the others: its
+ * width, 0 for one machine's.
+ */
+static int host_col_width(const struct screen *sc)
+{
+	const struct lt_snapshot *s = sc->cx.snap;
+	int w = 4;
+	size_t i;
+
+	if (sc->view != VIEW_LOCKS || !s || !s->n_hosts)
+		return 0;
+	for (i = 0; i < s->n_hosts; i++)
+		if ((int)strlen(s->hosts[i].name) > w)
+			w = (int)strlen(s->hosts[i].name);
+	return w > 20 ? 20 : w;
+}
+
 /* Lays out the visible columns for width w: drops until they fit. */
 static void layout(struct screen *sc, int w)
 {
 	const struct column *cols = views[sc->view].cols;
 	int n = views[sc->view].n_cols, need, i, level, flex = -1, x;
+	int x0 = host_col_width(sc);
 	bool keep[MAX_COLS];
 
+	if (x0)
+		x0++;
+	w -= x0;
 	for (i = 0; i < n; i++)
 		keep[i] = true;
 	for (level = 1; level < 10; level++) {
@@ -255,7 +277,7 @@ static void layout(struct screen *sc, int w)
 		if (cw <= 0)
 			break;
 		sc->vis_col[sc->n_vis] = i;
-		sc->vis_x[sc->n_vis] = x;
+		sc->vis_x[sc->n_vis] = x0 + x;
 		sc->vis_w[sc->n_vis++] = cw;
 		x += cw + 1;
 	}
@@ -287,6 +309,8 @@ static void draw_table_head(struct screen *sc, int y, int cols)
 	sc->head_y = y;
 	attron(attr(sc, C_COLHEAD, A_REVERSE));
 	mvhline(y, 0, ' ', cols);
+	if (host_col_width(sc))
+		screen_put(y, 0, host_col_width(sc), "HOST", true, false);
 	for (i = 0; i < sc->n_vis; i++) {
 		const struct column *c = &cdefs[sc->vis_col[i]];
 		const char *t = sc->cx.cumulative && c->ctitle ? c->ctitle :
@@ -352,6 +376,12 @@ void screen_table_draw(struct screen *sc, int y, int bottom, int cols)
 			attron(attr(sc, C_SELECT, A_REVERSE));
 			mvhline(y, 0, ' ', cols);
 			sc->sel_ident[sc->view] = sc->rows[r].ident;
+		}
+		if (host_col_width(sc)) {
+			const struct lt_lock *l = sc->rows[r].item;
+
+			screen_put(y, 0, host_col_width(sc),
+				   l->host ? l->host : "", true, false);
 		}
 		for (i = 0; i < sc->n_vis; i++) {
 			int c = sc->vis_col[i];

@@ -15,8 +15,13 @@
 struct source;
 
 struct source_params {
-	const char *host; /* --host */
+	const char *host; /* --host: one host */
+	/* --host A,B or --host A --host B: a fleet, one context a host */
+	const char *const *hosts;
+	size_t n_hosts;
 	const char *archive; /* --archive */
+	const char *series; /* --series: pmproxy's HOST[:PORT] */
+	unsigned int window_s; /* --window: seconds up to now */
 	struct lt_options collector; /* for the live source */
 };
 
@@ -33,6 +38,11 @@ struct source_ops {
 	const struct lt_snapshot *(*read)(struct source *s, bool *end,
 					  char *err, size_t err_len);
 	void (*set_interval)(struct source *s, unsigned int ms);
+	/*
+	 * Connects again to a source whose read failed (a pmcd that went
+	 * away); may be NULL. Returns 0 or a negative errno and a message.
+	 */
+	int (*reconnect)(struct source *s, char *err, size_t err_len);
 	/* Housekeeping between reads, every LT_TEND_MS; may be NULL. */
 	void (*tend)(struct source *s);
 	void (*close)(struct source *s);
@@ -47,5 +57,7 @@ struct source_ops {
 extern const struct source_ops source_live;
 extern const struct source_ops source_pcp_host;
 extern const struct source_ops source_pcp_archive;
+extern const struct source_ops source_fleet;
+extern const struct source_ops source_series;
 
 #endif /* LOCKTOP_SOURCE_H */

@@ -247,7 +247,10 @@ static int fetch(struct source *s, double *ts, char *err, size_t err_len)
 	pmResult *res;
 	int ret, i, j;
 
-	ret = pmFetch(s->n_fetch, s->fetch_ids, &res);
+	/* A fleet view has one context per host: this source's first. */
+	ret = pmUseContext(s->ctx);
+	if (ret >= 0)
+		ret = pmFetch(s->n_fetch, s->fetch_ids, &res);
 	if (ret < 0) {
 		if (ret == PM_ERR_EOL)
 			return 1;
@@ -489,7 +492,7 @@ static void pcp_set_interval(struct source *s, unsigned int ms)
 	struct timeval tv;
 
 	s->delta_ms = ms ? ms : 1000;
-	if (!s->archive)
+	if (!s->archive || pmUseContext(s->ctx) < 0)
 		return;
 	/* Replay on from where we are, at the new step. */
 	tv.tv_sec = (time_t)s->last_ts;
@@ -497,11 +500,24 @@ static void pcp_set_interval(struct source *s, unsigned int ms)
 	pmSetMode(PM_MODE_INTERP, &tv, (int)s->delta_ms);
 }
 
+/* A host whose pmcd stopped answering: its context, connected again. */
+static int pcp_reconnect(struct source *s, char *err, size_t err_len)
+{
+	int ret = pmReconnectContext(s->ctx);
+
+	if (ret < 0) {
+		snprintf(err, err_len, "%s: %s", s->what, pmErrStr(ret));
+		return -EIO;
+	}
+	return 0;
+}
+
 const struct source_ops source_pcp_host = {
 	.name = "pcp",
 	.open = pcp_open,
 	.read = pcp_read,
 	.set_interval = pcp_set_interval,
+	.reconnect = pcp_reconnect,
 	.close = pcp_close,
 	.recorded = false,
 	.local = false,
