@@ -36,13 +36,15 @@ bool diff_gate_crossed(const struct diff_gate *g, double b, double a,
 		       double *seen);
 
 /*
- * The opening of the output: elapsed time and the command's CPU time
- * (user+sys, user, sys), before → after, as text or a Markdown table.
+ * The opening of the output: elapsed time and CPU time (user+sys, user,
+ * sys: the command's and --pid's processes'), before → after, as text or
+ * a Markdown table; with ops (each run's operations, or NULL) the CPU
+ * time per operation too.
  */
 void diff_run_text(FILE *out, const struct record *const rec[2],
-		   const char *const path[2]);
+		   const char *const path[2], const double *ops);
 void diff_run_markdown(FILE *out, const struct record *const rec[2],
-		       const char *const path[2]);
+		       const char *const path[2], const double *ops);
 
 /*
  * Charts the wait time per interval of both records (all lock kinds, and
