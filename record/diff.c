@@ -318,6 +318,11 @@ static bool print_all(FILE *out, const struct diff_cmp *c, bool *crossed)
 	size_t limit = denv.limit >= 0 ? (size_t)denv.limit : deflimit;
 	json_object *gates;
 
+	/* Text and Markdown leave small rows out, but with --limit 0. */
+	if (!denv.json && denv.limit != 0) {
+		n_files -= c->n_small_files;
+		n_locks -= c->n_small_locks;
+	}
 	if (limit && limit < n_locks)
 		n_locks = limit;
 	if (limit && limit < n_files)

@@ -315,6 +315,23 @@ const struct diff_side *diff_judged_sides(const struct diff_cmp *c,
 	return c->per_op ? r->per_op[m] : r->side[m];
 }
 
+/*
+ * Whether a lock's or a file's row is too small to change a verdict: a
+ * handful of waits on either side, or on both sides less wait time than
+ * DIFF_SMALL_SHARE of all kinds' (kinds[0] is all of them).
+ */
+static bool row_small(const struct diff_cmp *c, const struct diff_row *r)
+{
+	const struct diff_side *w = r->side[REC_WAIT_TIME];
+	const struct diff_side *all = c->kinds[0].side[REC_WAIT_TIME];
+
+	if (w[0].events < VERDICT_MIN_EVENTS &&
+	    w[1].events < VERDICT_MIN_EVENTS)
+		return true;
+	return w[0].value <= DIFF_SMALL_SHARE * all[0].value &&
+	       w[1].value <= DIFF_SMALL_SHARE * all[1].value;
+}
+
 /* The figures per operation, the verdicts, and whether the row is small. */
 static void judge_row(struct diff_cmp *c, struct diff_row *r)
 {
@@ -333,9 +350,7 @@ static void judge_row(struct diff_cmp *c, struct diff_row *r)
 		diff_judge(&c->rule, m, &diff_judged_sides(c, r, m)[0],
 			   &diff_judged_sides(c, r, m)[1], &r->judged[m]);
 	}
-	r->small = r->type != DIFF_ROW_KIND &&
-		   r->side[REC_WAIT_TIME][0].events < VERDICT_MIN_EVENTS &&
-		   r->side[REC_WAIT_TIME][1].events < VERDICT_MIN_EVENTS;
+	r->small = r->type != DIFF_ROW_KIND && row_small(c, r);
 }
 
 /* "fcntl", "fcntl+futex"; "-" for none. */

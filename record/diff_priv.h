@@ -11,6 +11,13 @@
 #include <json-c/json.h>
 #include "diff.h"
 
+/*
+ * A lock or file row with less wait time than this share of all kinds'
+ * on both sides, or fewer than VERDICT_MIN_EVENTS waits, is too small to
+ * change a verdict: it comes after the others.
+ */
+#define DIFF_SMALL_SHARE 0.01
+
 enum diff_row_type {
 	DIFF_ROW_KIND, /* a kind, or all of them */
 	DIFF_ROW_FILE, /* every lock in one file, across kinds */

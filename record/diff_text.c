@@ -305,13 +305,19 @@ static void md_rows(FILE *out, const struct diff_cmp *c,
 	}
 }
 
-/* "20 of 350, most wait time first; 120 of fewer than 10 waits" */
+/*
+ * "5 of 350, most wait time first; 345 too small to change a verdict
+ * (...) left out", or "come last" when some of them are shown.
+ */
 static void shown_note(FILE *out, size_t shown, size_t n, size_t small)
 {
 	fprintf(out, "%zu of %zu, most wait time first", shown, n);
 	if (small)
-		fprintf(out, "; %zu of fewer than %d waits come last", small,
-			VERDICT_MIN_EVENTS);
+		fprintf(out,
+			"; %zu too small to change a verdict (fewer than %d "
+			"waits, or under %g%% of all wait time) %s",
+			small, VERDICT_MIN_EVENTS, DIFF_SMALL_SHARE * 100,
+			shown + small > n ? "come last" : "left out");
 }
 
 static void verdict_note(FILE *out, const struct diff_cmp *c, bool md)
@@ -354,7 +360,7 @@ void diff_print_text(FILE *out, const struct diff_cmp *c, size_t n_files,
 		fprintf(out, "%10s   %-10s %9s  ", "PER OP", "", "CHANGE");
 	fprintf(out, "VERDICT\n");
 	text_rows(out, c, c->kinds, c->n_kinds);
-	if (c->n_files) {
+	if (n_files) {
 		fprintf(out, "\nFILES, all locks in each across kinds (");
 		shown_note(out, n_files, c->n_files, c->n_small_files);
 		fprintf(out, ")\n");
@@ -387,7 +393,7 @@ void diff_print_markdown(FILE *out, const struct diff_cmp *c, size_t n_files,
 	verdict_note(out, c, true);
 	fprintf(out, "## Kinds\n\n");
 	md_rows(out, c, c->kinds, c->n_kinds, "kind");
-	if (c->n_files) {
+	if (n_files) {
 		fprintf(out, "\n## Files\n\nAll locks in each file, across "
 			     "kinds; ");
 		shown_note(out, n_files, c->n_files, c->n_small_files);
