@@ -103,8 +103,8 @@ static bool cut_range(char *name)
 /*
  * The file a lock is in, from its key: "fcntl:t.tdb:4096",
  * "futex:t.tdb+0x1040", "fcntl:t.tdb (other ranges)", "flock:t.tdb",
- * and a store's layout key "tdb:t.tdb chain 5" (the file is up to the
- * first blank) are in t.tdb. False for a lock of no file: another kind,
+ * "futex:t.tdb chain 5" and a store's layout key "tdb:t.tdb chain 5"
+ * (the file is up to the first blank) are in t.tdb. False for a lock of no file: another kind,
  * a heap or stack word ("[heap]+0x10"), a bare address.
  */
 static bool lock_file(enum lt_kind kind, const char *key, char *file,
@@ -126,8 +126,8 @@ static bool lock_file(enum lt_kind kind, const char *key, char *file,
 		n = strlen(file);
 		if (n > 15 && !strcmp(file + n - 15, " (other ranges)"))
 			file[n - 15] = '\0';
-		else if (!cut_offset(file))
-			cut_range(file);
+		else if (!cut_offset(file) && !cut_range(file))
+			file[strcspn(file, " ")] = '\0'; /* "t.tdb chain 5" */
 	}
 	return file[0] && file[0] != '[' && strncmp(file, "0x", 2);
 }

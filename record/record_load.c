@@ -262,12 +262,36 @@ void record_free(struct record *r)
 	free(r);
 }
 
+/* What the run cost and did: CPU times and operations, when known. */
+static int load_run(struct loader *ld, json_object *root, struct record *r)
+{
+	json_object *v;
+	bool user, sys;
+
+	/* Absent or null without a command, and in older records. */
+	if (get_opt_double(ld, root, "cpu_user_s", "record", &r->cpu_user_s,
+			   &user) ||
+	    get_opt_double(ld, root, "cpu_sys_s", "record", &r->cpu_sys_s,
+			   &sys))
+		return -1;
+	r->has_cpu = user && sys;
+	if (get_opt_double(ld, root, "pids_cpu_user_s", "record",
+			   &r->pids_cpu_user_s, &user) ||
+	    get_opt_double(ld, root, "pids_cpu_sys_s", "record",
+			   &r->pids_cpu_sys_s, &sys) ||
+	    get_u64(ld, root, "pids_unwaited", "record", &r->pids_unwaited))
+		return -1;
+	r->has_pids_cpu = user && sys;
+	/* The operation count: absent or null when not known. */
+	r->has_ops = json_object_object_get_ex(root, "ops", &v) && v;
+	return get_u64(ld, root, "ops", "record", &r->ops);
+}
+
 static int load_record(struct loader *ld, json_object *root, struct record *r)
 {
 	json_object *v, *iv;
 	char fmt[64], where[48];
 	int64_t version;
-	bool user, sys;
 	size_t n, i;
 
 	if (!json_object_is_type(root, json_type_object))
@@ -318,23 +342,7 @@ static int load_record(struct loader *ld, json_object *root, struct record *r)
 			return bad(ld, "\"exit_status\" is out of range");
 		r->exit_status = (int)json_object_get_int64(v);
 	}
-	/* Absent or null without a command, and in older records. */
-	if (get_opt_double(ld, root, "cpu_user_s", "record", &r->cpu_user_s,
-			   &user) ||
-	    get_opt_double(ld, root, "cpu_sys_s", "record", &r->cpu_sys_s,
-			   &sys))
-		return -1;
-	r->has_cpu = user && sys;
-	if (get_opt_double(ld, root, "pids_cpu_user_s", "record",
-			   &r->pids_cpu_user_s, &user) ||
-	    get_opt_double(ld, root, "pids_cpu_sys_s", "record",
-			   &r->pids_cpu_sys_s, &sys) ||
-	    get_u64(ld, root, "pids_unwaited", "record", &r->pids_unwaited))
-		return -1;
-	r->has_pids_cpu = user && sys;
-	/* The operation count: absent or null when not known. */
-	r->has_ops = json_object_object_get_ex(root, "ops", &v) && v;
-	if (get_u64(ld, root, "ops", "record", &r->ops))
+	if (load_run(ld, root, r))
 		return -1;
 	if (!json_object_object_get_ex(root, "intervals", &iv) || !iv ||
 	    !json_object_is_type(iv, json_type_array))
