@@ -31,22 +31,6 @@ static const char *after_kind(enum lt_kind kind, const char *key)
 	return key + n + 1;
 }
 
-/*
- * A lock's identity in the comparison: for the kinds that pair, its
- * layout key, the key without its kind ("futex:t.tdb chain 5" and
- * "fcntl:t.tdb chain 5" are "t.tdb chain 5"; a key with no kind in it,
- * "tdb:t.tdb chain 5", is itself), in group -1; for the others the key,
- * in the group of its kind.
- */
-static void layout_key(enum lt_kind kind, const char *key, char *id, size_t len,
-		       int *group)
-{
-	const char *rest = pairs_across(kind) ? after_kind(kind, key) : NULL;
-
-	snprintf(id, len, "%s", rest ? rest : key);
-	*group = pairs_across(kind) ? -1 : (int)kind;
-}
-
 /* Whether s is made only of characters of set, and is not empty. */
 static bool only_of(const char *s, const char *set)
 {
@@ -98,6 +82,35 @@ static bool cut_range(char *name)
 	}
 	*p = '\0';
 	return true;
+}
+
+/*
+ * A lock's identity in the comparison: for the kinds that pair, and a
+ * key that names what the lock is, its layout key, the key without its
+ * kind ("futex:t.tdb chain 5" and "fcntl:t.tdb chain 5" are "t.tdb chain
+ * 5"; a key with no kind in it, "tdb:t.tdb chain 5", is itself), in
+ * group -1. A key that ends in a bare offset or byte range
+ * ("futex:t.tdb+0x1040", "fcntl:t.tdb:4096") stays in the group of its
+ * kind: a lock word's offset and a byte range's are different things,
+ * however alike their numbers. Other kinds' keys are in their kind's.
+ */
+static void layout_key(enum lt_kind kind, const char *key, char *id, size_t len,
+		       int *group)
+{
+	const char *rest = pairs_across(kind) ? after_kind(kind, key) : NULL;
+	char name[LT_NAME_LEN];
+	size_t n;
+
+	snprintf(id, len, "%s", rest ? rest : key);
+	*group = (int)kind;
+	if (!pairs_across(kind))
+		return;
+	snprintf(name, sizeof(name), "%s", id);
+	n = strlen(name);
+	if ((n > 15 && !strcmp(name + n - 15, " (other ranges)")) ||
+	    cut_offset(name) || cut_range(name))
+		return;
+	*group = -1;
 }
 
 /*
