@@ -116,8 +116,11 @@ static void lock_members(json_object *o, const struct diff_row *r)
 		json_object_object_add(
 			o, "key",
 			json_object_new_string(r->kind >= 0 ? r->key : r->id));
-		json_object_object_add(o, "layout_key",
-				       json_object_new_string(r->id));
+		/* The key its kinds pair by; null for a row that does not
+		 * pair (a bare offset or range, a kind that never pairs). */
+		json_object_object_add(
+			o, "layout_key",
+			r->group < 0 ? json_object_new_string(r->id) : NULL);
 		json_object_object_add(
 			o, "kind",
 			json_object_new_string(r->kind >= 0 ?

@@ -80,7 +80,7 @@ echo "ok: locking.tdb, all locks: waits per open" \
 
 # The hot chain as ONE line: its fcntl lock before and its mutex after
 # under one key.
-chain=$(jq -c '[.locks[] | select(.layout_key | test("locking\\.tdb chain [0-9]+$")) |
+chain=$(jq -c '[.locks[] | select(.layout_key // "" | test("locking\\.tdb chain [0-9]+$")) |
 	select((.kinds_before | index("fcntl")) and (.kinds_after | index("futex")))] |
 	max_by(.metrics.waits.before + .metrics.waits.after) // empty' cmp/diff.json)
 if [ -n "$chain" ]; then
