@@ -66,9 +66,10 @@ static const char diff_doc[] =
 	"  locktop diff --markdown --plot waits.svg a.rec b.rec > report.md\n"
 	"  locktop diff --fail-if 'wait_time>+10%' base.rec new.rec\n"
 	"\v"
-	"--fail-if takes [KIND.]METRIC OP VALUE. METRIC is waits, wait_time, "
+	"--fail-if takes [KIND.]METRIC[/op] OP VALUE. METRIC is waits, wait_time, "
 	"hold_time, p99, contended or trylock_failures; KIND (futex, fcntl, "
-	"...) narrows it to one kind, the default is all lock kinds. OP is > "
+	"...) narrows it to one kind, the default is all lock kinds; /op "
+	"takes the figure per operation (with --ops). OP is > "
 	"or <. VALUE is a change in percent (+10%), a change in units (+5ms, "
 	"-100) or, unsigned, the after figure itself (2ms). Times take ns, "
 	"us, ms or s.\n"
@@ -209,8 +210,13 @@ static bool eval_gate(const struct diff_cmp *c, const struct diff_gate *g,
 	*b = *a = 0;
 	for (k = 0; k < c->n_kinds; k++)
 		if (c->kinds[k].kind == g->kind) {
-			*b = c->kinds[k].side[g->metric][0].value;
-			*a = c->kinds[k].side[g->metric][1].value;
+			const struct diff_row *r = &c->kinds[k];
+			const struct diff_side *sd =
+				g->per_op ? r->per_op[g->metric] :
+					    r->side[g->metric];
+
+			*b = sd[0].value;
+			*a = sd[1].value;
 		}
 	return diff_gate_crossed(g, *b, *a, seen);
 }
@@ -257,14 +263,17 @@ static bool report_gates(const struct diff_cmp *c)
 		if (!eval_gate(c, g, &b, &a, &seen))
 			continue;
 		any = true;
-		diff_fmt_value(g->metric, b, bv, sizeof(bv));
-		diff_fmt_value(g->metric, a, av, sizeof(av));
+		(g->per_op ? diff_fmt_per_op : diff_fmt_value)(g->metric, b, bv,
+							       sizeof(bv));
+		(g->per_op ? diff_fmt_per_op : diff_fmt_value)(g->metric, a, av,
+							       sizeof(av));
 		diff_fmt_change(b, a, ch, sizeof(ch));
 		fprintf(stderr,
-			"locktop diff: --fail-if '%s' crossed: %s %s %s → %s "
+			"locktop diff: --fail-if '%s' crossed: %s %s%s %s → %s "
 			"(%s)\n",
 			g->text, g->kind < 0 ? "all" : lt_kind_name(g->kind),
-			rec_metric_label(g->metric), bv, av, ch);
+			rec_metric_label(g->metric), g->per_op ? " per op" : "",
+			bv, av, ch);
 	}
 	return any;
 }
@@ -317,6 +326,20 @@ static void set_ops(struct diff_cmp *c)
 				"give --ops N1,N2 for figures per operation\n",
 				c->path[s], c->path[!s]);
 	}
+}
+
+/* A gate on a figure per operation needs both runs' counts. */
+static bool gates_have_ops(const struct diff_cmp *c)
+{
+	for (size_t i = 0; i < denv.n_gates; i++)
+		if (denv.gates[i].per_op && !c->per_op) {
+			fprintf(stderr,
+				"locktop diff: --fail-if '%s' needs both runs' "
+				"operations: give --ops N1,N2\n",
+				denv.gates[i].text);
+			return false;
+		}
+	return true;
 }
 
 /* The output in its format; false when it cannot be written. */
@@ -376,6 +399,8 @@ int diff_main(int argc, char **argv)
 	c.rule = denv.rule;
 	c.all_kinds = denv.all_kinds;
 	set_ops(&c);
+	if (!gates_have_ops(&c))
+		goto out;
 	if (diff_compare(&c)) {
 		fprintf(stderr, "locktop diff: out of memory\n");
 		goto out;

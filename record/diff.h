@@ -17,13 +17,15 @@
 #define DIFF_EXIT_BAD 2 /* bad input, or an output that cannot be made */
 
 /*
- * A --fail-if expression: [KIND.]METRIC OP VALUE, e.g. "wait_time>+10%".
+ * A --fail-if expression: [KIND.]METRIC[/op] OP VALUE, e.g.
+ * "wait_time>+10%", "fcntl.waits/op>0.5".
  * Returns 0, or -1 with a message in err.
  */
 struct diff_gate {
 	char text[128];
 	int kind; /* -1: all lock kinds */
 	enum rec_metric metric;
+	bool per_op; /* METRIC/op: the figure per operation */
 	char op; /* '>' or '<' */
 	enum { GATE_REL, GATE_DELTA, GATE_VALUE } mode;
 	double value; /* %, or ns / a count */

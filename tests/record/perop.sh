@@ -119,6 +119,26 @@ jq -e '.per_op and .before.ops == 20000 and .after.ops_per_s == 4000 and
 	fail "JSON: $(jq -c '{per_op, l: .locks[0], f: .files}' out.txt)"
 echo "ok: Markdown and JSON"
 
+# --fail-if on a figure per operation: the chain's wait time per
+# operation fell by 25%, its total rose by 50%.
+rc=0
+"$locktop" diff --ops 20000,40000 --fail-if 'wait_time/op>-20%' \
+	before.rec after.rec >/dev/null 2>err.txt || rc=$?
+[ "$rc" -eq 0 ] || fail "wait_time/op>-20% exited $rc: $(cat err.txt)"
+rc=0
+"$locktop" diff --ops 20000,40000 --fail-if 'wait_time/op<-30%' \
+	before.rec after.rec >/dev/null 2>err.txt || rc=$?
+[ "$rc" -eq 1 ] && grep -qF "crossed: all wait time per op 600.0us → 400.0us (-33.3%)" err.txt ||
+	fail "wait_time/op<-30%: exit $rc, $(cat err.txt)"
+rc=0
+"$locktop" diff --fail-if 'waits/op>1' before.rec after.rec >/dev/null 2>err.txt || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'needs both runs' err.txt ||
+	fail "a gate per op without operations: exit $rc, $(cat err.txt)"
+rc=0
+"$locktop" diff --ops 1,1 --fail-if 'p99/op>1' before.rec after.rec >/dev/null 2>err.txt || rc=$?
+[ "$rc" -eq 2 ] || fail "p99/op: exit $rc"
+echo "ok: --fail-if per operation"
+
 # A record's own count (locktop record --ops-file), and --ops over it.
 jq -c '.ops = 20000' before.rec >b-ops.rec
 jq -c '.ops = 40000' after.rec >a-ops.rec
