@@ -17,13 +17,15 @@
 #define DIFF_EXIT_BAD 2 /* bad input, or an output that cannot be made */
 
 /*
- * A --fail-if expression: [KIND.]METRIC OP VALUE, e.g. "wait_time>+10%".
+ * A --fail-if expression: [KIND.]METRIC[/op] OP VALUE, e.g.
+ * "wait_time>+10%", "fcntl.waits/op>0.5".
  * Returns 0, or -1 with a message in err.
  */
 struct diff_gate {
 	char text[128];
 	int kind; /* -1: all lock kinds */
 	enum rec_metric metric;
+	bool per_op; /* METRIC/op: the figure per operation */
 	char op; /* '>' or '<' */
 	enum { GATE_REL, GATE_DELTA, GATE_VALUE } mode;
 	double value; /* %, or ns / a count */
@@ -36,13 +38,15 @@ bool diff_gate_crossed(const struct diff_gate *g, double b, double a,
 		       double *seen);
 
 /*
- * The opening of the output: elapsed time and the command's CPU time
- * (user+sys, user, sys), before → after, as text or a Markdown table.
+ * The opening of the output: elapsed time and CPU time (user+sys, user,
+ * sys: the command's and --pid's processes'), before → after, as text or
+ * a Markdown table; with ops (each run's operations, or NULL) the CPU
+ * time per operation too.
  */
 void diff_run_text(FILE *out, const struct record *const rec[2],
-		   const char *const path[2]);
+		   const char *const path[2], const double *ops);
 void diff_run_markdown(FILE *out, const struct record *const rec[2],
-		       const char *const path[2]);
+		       const char *const path[2], const double *ops);
 
 /*
  * Charts the wait time per interval of both records (all lock kinds, and

@@ -28,14 +28,64 @@ static char *time_unit(char *p, double *scale)
 	return p;
 }
 
+/*
+ * "[KIND.]METRIC[/op]" into g; 0, or -1 with a message in err. name is
+ * the gate's own copy, text the whole expression for messages.
+ */
+static int parse_name(struct diff_gate *g, char *name, const char *text,
+		      char *err, size_t err_len)
+{
+	char *dot = strchr(name, '.');
+	size_t n = strlen(name);
+	int m;
+
+	if (n > 3 && !strcmp(name + n - 3, "/op")) {
+		g->per_op = true;
+		name[n - 3] = '\0';
+	}
+	if (dot) {
+		int k;
+
+		*dot = '\0';
+		k = strcmp(name, "all") ? lt_kind_parse(name) : DIFF_KIND_ALL;
+		if (k < 0 && strcmp(name, "all")) {
+			snprintf(err, err_len,
+				 "--fail-if '%s': unknown kind '%s' (futex, "
+				 "futex-pi, fcntl, ofd, flock, kernel, spin, "
+				 "futex-cond, pg-lwlock, pg-lock or all)",
+				 text, name);
+			return -1;
+		}
+		g->kind = k;
+		memmove(name, dot + 1, strlen(dot + 1) + 1);
+	}
+	m = rec_metric_parse(name);
+	if (m < 0) {
+		snprintf(err, err_len,
+			 "--fail-if '%s': unknown metric '%s' (waits, "
+			 "wait_time, hold_time, p99, contended, "
+			 "trylock_failures, samples, yields; /op after one "
+			 "but p99 for its figure per operation)",
+			 text, name);
+		return -1;
+	}
+	if (g->per_op && m == REC_P99) {
+		snprintf(err, err_len,
+			 "--fail-if '%s': p99 has no figure per operation",
+			 text);
+		return -1;
+	}
+	g->metric = (enum rec_metric)m;
+	return 0;
+}
+
 int diff_gate_parse(const char *text, struct diff_gate *g, char *err,
 		    size_t err_len)
 {
 	char name[64], *end;
-	const char *p = text, *op, *dot;
+	const char *p = text, *op;
 	size_t n;
 	double v, scale = 1;
-	int m;
 
 	memset(g, 0, sizeof(*g));
 	snprintf(g->text, sizeof(g->text), "%s", text);
@@ -61,33 +111,8 @@ int diff_gate_parse(const char *text, struct diff_gate *g, char *err,
 	}
 	memcpy(name, p, n);
 	name[n] = '\0';
-	dot = strchr(name, '.');
-	if (dot) {
-		int k;
-
-		name[dot - name] = '\0';
-		k = strcmp(name, "all") ? lt_kind_parse(name) : DIFF_KIND_ALL;
-		if (k < 0 && strcmp(name, "all")) {
-			snprintf(err, err_len,
-				 "--fail-if '%s': unknown kind '%s' (futex, "
-				 "futex-pi, fcntl, ofd, flock, kernel, spin, "
-				 "futex-cond, pg-lwlock, pg-lock or all)",
-				 text, name);
-			return -1;
-		}
-		g->kind = k;
-		memmove(name, dot + 1, strlen(dot + 1) + 1);
-	}
-	m = rec_metric_parse(name);
-	if (m < 0) {
-		snprintf(err, err_len,
-			 "--fail-if '%s': unknown metric '%s' (waits, "
-			 "wait_time, hold_time, p99, contended, "
-			 "trylock_failures)",
-			 text, name);
+	if (parse_name(g, name, text, err, err_len))
 		return -1;
-	}
-	g->metric = (enum rec_metric)m;
 	p = op + 1;
 	while (*p == ' ')
 		p++;

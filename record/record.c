@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <json-c/json.h>
+#include "proc_cpu.h"
 #include "record.h"
 
 /* ---- metrics ---- */
@@ -238,6 +239,9 @@ struct recorder {
 	char *path;
 	char *tmp;
 	size_t n_intervals;
+	struct proc_cpu *cpu; /* --pid's trees; NULL: none */
+	bool has_ops;
+	uint64_t ops;
 };
 
 static json_object *j_u64(uint64_t v)
@@ -528,6 +532,8 @@ int recorder_open(const struct record_meta *m, struct recorder **out, char *err,
 		goto nomem;
 	}
 
+	if (proc_cpu_open(m->cpu_pids, m->n_cpu_pids, &r->cpu))
+		goto nomem;
 	put_header(r->f, m, start);
 	fprintf(r->f, ",\n\"intervals\":[");
 	if (ferror(r->f)) {
@@ -544,10 +550,53 @@ nomem:
 	return -ENOMEM;
 }
 
+int recorder_started(struct recorder *r)
+{
+	return proc_cpu_start(r->cpu);
+}
+
+void recorder_set_ops(struct recorder *r, uint64_t ops)
+{
+	r->has_ops = true;
+	r->ops = ops;
+}
+
+int record_read_ops(const char *path, uint64_t *ops, char *err, size_t err_len)
+{
+	char buf[64], *end;
+	unsigned long long v;
+	size_t n;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, err_len, "cannot read '%s': %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+		end++;
+	if (errno || end == buf || *end || strchr(buf, '-') ||
+	    n == sizeof(buf) - 1) {
+		snprintf(err, err_len, "'%s' does not hold one whole number",
+			 path);
+		return -1;
+	}
+	*ops = v;
+	return 0;
+}
+
 int recorder_add(struct recorder *r, const struct lt_snapshot *s)
 {
 	json_object *o = set_json(s, false);
 
+	/* New descendants join, and ended ones keep what they spent. */
+	proc_cpu_sample(r->cpu);
 	fprintf(r->f, "%s\n%s", r->n_intervals ? "," : "",
 		json_object_to_json_string_ext(o, JSON_FLAGS));
 	json_object_put(o);
@@ -573,6 +622,26 @@ static void put_cpu(FILE *f, int exit_status)
 	put_member(f, "cpu_sys_s", known ? j_seconds(&ru.ru_stime) : NULL);
 }
 
+/* --pid's processes' CPU time, and the operation count, when known. */
+static void put_pids_cpu_ops(struct recorder *r)
+{
+	double user, sys;
+	size_t lost;
+	bool known;
+
+	proc_cpu_sample(r->cpu);
+	known = proc_cpu_total(r->cpu, &user, &sys, &lost);
+	put_member(r->f, "pids_cpu_user_s",
+		   known ? json_object_new_double(user) : NULL);
+	fputc(',', r->f);
+	put_member(r->f, "pids_cpu_sys_s",
+		   known ? json_object_new_double(sys) : NULL);
+	fputc(',', r->f);
+	put_member(r->f, "pids_unwaited", known ? j_u64(lost) : NULL);
+	fputc(',', r->f);
+	put_member(r->f, "ops", r->has_ops ? j_u64(r->ops) : NULL);
+}
+
 int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 		    int exit_status, const char *ended_by, char *err,
 		    size_t err_len)
@@ -588,6 +657,8 @@ int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 		   exit_status >= 0 ? json_object_new_int(exit_status) : NULL);
 	fputc(',', r->f);
 	put_cpu(r->f, exit_status);
+	fputc(',', r->f);
+	put_pids_cpu_ops(r);
 	fputc(',', r->f);
 	put_member(r->f, "ended_by", json_object_new_string(ended_by));
 	fputc(',', r->f);
@@ -636,6 +707,7 @@ int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 		}
 		free(dir);
 	}
+	proc_cpu_free(r->cpu);
 	free(r->tmp);
 	free(r->path);
 	free(r);
@@ -650,6 +722,7 @@ void recorder_abort(struct recorder *r)
 		fclose(r->f);
 	if (r->tmp)
 		unlink(r->tmp);
+	proc_cpu_free(r->cpu);
 	free(r->tmp);
 	free(r->path);
 	free(r);

@@ -31,6 +31,10 @@ struct record_meta {
 	char **command; /* the traced command, NULL-terminated, or NULL */
 	const pid_t *pids; /* --pid */
 	size_t n_pids;
+	/* The processes whose CPU time, with their descendants', is kept:
+	 * --pid's (the command's is the children's time, see below). */
+	const pid_t *cpu_pids;
+	size_t n_cpu_pids;
 	double interval_s;
 	double duration_s; /* 0: none */
 };
@@ -40,8 +44,17 @@ struct recorder;
 /* Creates the temporary file; on failure a message goes to err. */
 int recorder_open(const struct record_meta *m, struct recorder **out, char *err,
 		  size_t err_len);
+/* The recording starts now: the probes are attached (CPU time's base). */
+int recorder_started(struct recorder *r);
 /* Appends one interval (the snapshot's deltas). */
 int recorder_add(struct recorder *r, const struct lt_snapshot *s);
+/* The operations the run did (docs/record.md, --ops-file). */
+void recorder_set_ops(struct recorder *r, uint64_t ops);
+/*
+ * Reads an operation count from path: one whole number, blanks around
+ * it allowed. Returns 0, or -1 with a message in err.
+ */
+int record_read_ops(const char *path, uint64_t *ops, char *err, size_t err_len);
 /*
  * Writes the totals of last (NULL: none were read), syncs and renames the
  * file into place, and frees r. ended_by is "command", "duration" or
@@ -141,6 +154,14 @@ struct record {
 	bool has_cpu; /* the command's CPU time is known */
 	double cpu_user_s;
 	double cpu_sys_s;
+	/* --pid's processes and their descendants, from /proc. */
+	bool has_pids_cpu;
+	double pids_cpu_user_s;
+	double pids_cpu_sys_s;
+	uint64_t pids_unwaited; /* ended with no parent in the tree */
+	/* The operations the run did: the record's own `ops`, or --ops. */
+	bool has_ops;
+	uint64_t ops;
 	size_t n_intervals;
 	struct rec_set *intervals;
 	struct rec_set final;
@@ -157,8 +178,14 @@ int record_load(const char *path, struct record **out, char *err,
 		size_t err_len);
 void record_free(struct record *r);
 
-/* The lock in a set with this (normalised) key, or NULL. */
+/*
+ * The lock in a set with this (normalised) key, or NULL; a set holds one
+ * lock per key and kind, and this finds the first of the key's kinds.
+ */
 const struct rec_lock *rec_set_find(const struct rec_set *s, const char *key);
+/* The lock of this key and kind, or NULL. */
+const struct rec_lock *rec_set_find_kind(const struct rec_set *s,
+					 const char *key, enum lt_kind kind);
 
 /*
  * Makes a lock key comparable across runs: drops the directories of a

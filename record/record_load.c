@@ -145,7 +145,19 @@ static int load_fig(struct loader *ld, json_object *o, const char *where,
 	return 0;
 }
 
+/* By key, then kind: one key may name a lock of two kinds (a store's
+ * chain taken by fcntl in one run and by a mutex in another). */
 static int cmp_lock(const void *a, const void *b)
+{
+	const struct rec_lock *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return (int)x->kind - (int)y->kind;
+}
+
+static int cmp_key(const void *a, const void *b)
 {
 	const struct rec_lock *x = a, *y = b;
 
@@ -212,10 +224,11 @@ static int load_set(struct loader *ld, json_object *o, const char *where,
 		record_normalize_key(raw, l->key, sizeof(l->key));
 		s->n_locks++;
 	}
-	/* One entry per key: runs of one program under one record merge. */
+	/* One entry per key and kind: runs of one program under one
+	 * record merge. */
 	qsort(s->locks, s->n_locks, sizeof(*s->locks), cmp_lock);
 	for (i = 0, j = 0; i < s->n_locks; i++) {
-		if (j && !strcmp(s->locks[j - 1].key, s->locks[i].key)) {
+		if (j && !cmp_lock(&s->locks[j - 1], &s->locks[i])) {
 			lock_merge(&s->locks[j - 1], &s->locks[i]);
 			continue;
 		}
@@ -249,12 +262,36 @@ void record_free(struct record *r)
 	free(r);
 }
 
+/* What the run cost and did: CPU times and operations, when known. */
+static int load_run(struct loader *ld, json_object *root, struct record *r)
+{
+	json_object *v;
+	bool user, sys;
+
+	/* Absent or null without a command, and in older records. */
+	if (get_opt_double(ld, root, "cpu_user_s", "record", &r->cpu_user_s,
+			   &user) ||
+	    get_opt_double(ld, root, "cpu_sys_s", "record", &r->cpu_sys_s,
+			   &sys))
+		return -1;
+	r->has_cpu = user && sys;
+	if (get_opt_double(ld, root, "pids_cpu_user_s", "record",
+			   &r->pids_cpu_user_s, &user) ||
+	    get_opt_double(ld, root, "pids_cpu_sys_s", "record",
+			   &r->pids_cpu_sys_s, &sys) ||
+	    get_u64(ld, root, "pids_unwaited", "record", &r->pids_unwaited))
+		return -1;
+	r->has_pids_cpu = user && sys;
+	/* The operation count: absent or null when not known. */
+	r->has_ops = json_object_object_get_ex(root, "ops", &v) && v;
+	return get_u64(ld, root, "ops", "record", &r->ops);
+}
+
 static int load_record(struct loader *ld, json_object *root, struct record *r)
 {
 	json_object *v, *iv;
 	char fmt[64], where[48];
 	int64_t version;
-	bool user, sys;
 	size_t n, i;
 
 	if (!json_object_is_type(root, json_type_object))
@@ -305,13 +342,8 @@ static int load_record(struct loader *ld, json_object *root, struct record *r)
 			return bad(ld, "\"exit_status\" is out of range");
 		r->exit_status = (int)json_object_get_int64(v);
 	}
-	/* Absent or null without a command, and in older records. */
-	if (get_opt_double(ld, root, "cpu_user_s", "record", &r->cpu_user_s,
-			   &user) ||
-	    get_opt_double(ld, root, "cpu_sys_s", "record", &r->cpu_sys_s,
-			   &sys))
+	if (load_run(ld, root, r))
 		return -1;
-	r->has_cpu = user && sys;
 	if (!json_object_object_get_ex(root, "intervals", &iv) || !iv ||
 	    !json_object_is_type(iv, json_type_array))
 		return bad(ld, "\"intervals\" is missing or not an array");
@@ -541,11 +573,25 @@ int record_load(const char *path, struct record **out, char *err,
 
 const struct rec_lock *rec_set_find(const struct rec_set *s, const char *key)
 {
+	const struct rec_lock *l;
 	struct rec_lock probe;
 
 	if (!s->n_locks)
 		return NULL;
 	snprintf(probe.key, sizeof(probe.key), "%s", key);
-	return bsearch(&probe, s->locks, s->n_locks, sizeof(*s->locks),
-		       cmp_lock);
+	l = bsearch(&probe, s->locks, s->n_locks, sizeof(*s->locks), cmp_key);
+	while (l && l > s->locks && !strcmp(l[-1].key, probe.key))
+		l--;
+	return l;
+}
+
+const struct rec_lock *rec_set_find_kind(const struct rec_set *s,
+					 const char *key, enum lt_kind kind)
+{
+	const struct rec_lock *l = rec_set_find(s, key);
+
+	for (; l && l < s->locks + s->n_locks && !strcmp(l->key, key); l++)
+		if (l->kind == kind)
+			return l;
+	return NULL;
 }

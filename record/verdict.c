@@ -168,9 +168,11 @@ void diff_row_fig(const struct rec_set *s, int kind, const char *key,
 
 	memset(out, 0, sizeof(*out));
 	if (key) {
-		l = rec_set_find(s, key);
-		if (l)
-			*out = l->fig;
+		/* Every kind recorded under the key. */
+		for (l = rec_set_find(s, key);
+		     l && l < s->locks + s->n_locks && !strcmp(l->key, key);
+		     l++)
+			rec_fig_add(out, &l->fig);
 		return;
 	}
 	if (kind >= 0) {
@@ -194,52 +196,79 @@ void diff_row_fig(const struct rec_set *s, int kind, const char *key,
  * record does not say. A read that came late and made one interval
  * long leaves the others in.
  */
-double diff_noise_n(const struct record *r, int kind, const char *key,
-		    bool all_kinds, enum rec_metric m, size_t *n_out)
+double diff_usable_len(const struct record *r, double *len2)
 {
-	double max_len = 0, sum = 0, sum2 = 0, len2 = 0, mean, var, x, min_len;
-	struct rec_fig f;
-	size_t i, n = 0;
+	double max_len = 0;
+	size_t i;
 
-	*n_out = 0;
+	*len2 = 0;
 	for (i = 0; i < r->n_intervals; i++) {
 		double len = r->intervals[i].interval_s;
 
 		if (len > max_len)
 			max_len = len;
-		len2 += len * len;
+		*len2 += len * len;
 	}
 	if (max_len <= 0)
 		return 0;
-	min_len = r->interval_s > 0 ? fmin(r->interval_s, max_len) / 2 :
-				      max_len / 2;
+	return r->interval_s > 0 ? fmin(r->interval_s, max_len) / 2 :
+				   max_len / 2;
+}
+
+void diff_spread_add(struct diff_spread *sp, const struct rec_fig *f,
+		     double interval_s, enum rec_metric m)
+{
+	double x;
+
+	if (m == REC_P99) {
+		if (!f->waits)
+			return;
+		x = (double)rec_fig_metric(f, m);
+	} else {
+		x = (double)rec_fig_metric(f, m) / interval_s;
+	}
+	sp->sum += x;
+	sp->sum2 += x * x;
+	sp->n++;
+}
+
+double diff_spread_noise(const struct diff_spread *sp, enum rec_metric m,
+			 double len2)
+{
+	double mean, var;
+
+	if (sp->n < 2)
+		return 0;
+	mean = sp->sum / (double)sp->n;
+	var = (sp->sum2 - (double)sp->n * mean * mean) / (double)(sp->n - 1);
+	if (!(var > 0))
+		return 0;
+	if (m == REC_P99)
+		return sqrt(var / (double)sp->n);
+	return sqrt(var * len2);
+}
+
+double diff_noise_n(const struct record *r, int kind, const char *key,
+		    bool all_kinds, enum rec_metric m, size_t *n_out)
+{
+	struct diff_spread sp = { 0 };
+	double len2, min_len = diff_usable_len(r, &len2);
+	struct rec_fig f;
+	size_t i;
+
+	*n_out = 0;
+	if (min_len <= 0)
+		return 0;
 	for (i = 0; i < r->n_intervals; i++) {
 		const struct rec_set *s = &r->intervals[i];
 
 		if (s->interval_s < min_len || s->interval_s <= 0)
 			continue;
 		diff_row_fig(s, kind, key, all_kinds, &f);
-		if (m == REC_P99) {
-			if (!f.waits)
-				continue;
-			x = (double)rec_fig_metric(&f, m);
-		} else {
-			x = (double)rec_fig_metric(&f, m) / s->interval_s;
-		}
-		sum += x;
-		sum2 += x * x;
-		n++;
+		diff_spread_add(&sp, &f, s->interval_s, m);
 	}
-	*n_out = n;
-	if (n < 2)
-		return 0;
-	mean = sum / (double)n;
-	var = (sum2 - (double)n * mean * mean) / (double)(n - 1);
-	if (!(var > 0))
-		return 0;
-	if (m == REC_P99)
-		return sqrt(var / (double)n);
-	return sqrt(var * len2);
+	*n_out = sp.n;
+	return diff_spread_noise(&sp, m, len2);
 }
 
 double diff_noise(const struct record *r, int kind, const char *key,

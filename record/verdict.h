@@ -85,4 +85,22 @@ double diff_noise_n(const struct record *r, int kind, const char *key,
 double diff_noise(const struct record *r, int kind, const char *key,
 		  bool all_kinds, enum rec_metric m);
 
+/*
+ * The same in steps, for a caller that sums its own rows: the shortest
+ * usable interval (0: none is; an interval counts when its interval_s is
+ * at least this and above 0) and in *len2 the sum of the squared lengths
+ * of all intervals; a spread that takes each usable interval's figure;
+ * the noise of the total from it.
+ */
+struct diff_spread {
+	double sum, sum2;
+	size_t n;
+};
+
+double diff_usable_len(const struct record *r, double *len2);
+void diff_spread_add(struct diff_spread *sp, const struct rec_fig *f,
+		     double interval_s, enum rec_metric m);
+double diff_spread_noise(const struct diff_spread *sp, enum rec_metric m,
+			 double len2);
+
 #endif /* LOCKTOP_VERDICT_H */

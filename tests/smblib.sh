@@ -96,10 +96,12 @@ smb_master_pid() {
 # opens in flight on each, for SECONDS. Its output is in
 # $smb_dir/torture.log; sets smb_opens (the opens completed, as
 # smbtorture's final rate times its seconds: up to SECONDS - 1 fewer
-# than it made) and smb_rate (opens per second over the run).
+# than it made) and smb_rate (opens per second over the run). With the
+# array smb_wrap set, smbtorture runs under it: smb_wrap=(locktop record
+# -p PID -o X.rec --) records the server while its load runs.
 smb_torture() {
 	local last
-	smbtorture "//127.0.0.1/share" -p "$smb_port" -U "root%$smb_pass" \
+	"${smb_wrap[@]}" smbtorture "//127.0.0.1/share" -p "$smb_port" -U "root%$smb_pass" \
 		-s "$smb_conf" \
 		--option=torture:nprocs="$1" --option=torture:qdepth="${3:-4}" \
 		--option=torture:timelimit="$2" \

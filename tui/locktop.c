@@ -373,6 +373,9 @@ static int open_record(struct run *r, int argc, char **argv)
 		.command = env.command,
 		.pids = env.pids,
 		.n_pids = env.n_pids,
+		/* --pid's: the command, last, is the children's time. */
+		.cpu_pids = env.pids,
+		.n_cpu_pids = env.n_pids - (env.command ? 1 : 0),
 		.interval_s = env.delay_ms / 1000.0,
 		.duration_s = env.duration_s,
 	};
@@ -491,6 +494,9 @@ static int set_up(struct run *r, int argc, char **argv)
 	ret = open_source(r);
 	if (ret)
 		return ret;
+	if (r->rec && recorder_started(r->rec))
+		fprintf(stderr, "locktop: warning: the --pid processes' CPU "
+				"time cannot be read\n");
 	if (announce_ready(r) || release_command(r))
 		return 1;
 	if (env.duration_s > 0)
@@ -543,10 +549,19 @@ static int finish_record(struct run *r)
 {
 	const char *ended_by;
 	char msg[512];
+	uint64_t ops;
 	int err;
 
 	if (!r->snap && step(r))
 		return -1;
+	if (env.ops_file &&
+	    record_read_ops(env.ops_file, &ops, msg, sizeof(msg)))
+		fprintf(stderr,
+			"locktop: warning: --ops-file: %s; the record holds "
+			"no operation count\n",
+			msg);
+	else if (env.ops_file)
+		recorder_set_ops(r->rec, ops);
 	ended_by = r->signalled	       ? "signal" :
 		   r->by_duration      ? "duration" :
 		   r->exit_status >= 0 ? "command" :

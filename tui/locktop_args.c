@@ -81,6 +81,7 @@ enum {
 	OPT_SPIN_HZ,
 	OPT_SPIN_ALWAYS,
 	OPT_READY_FILE,
+	OPT_OPS_FILE,
 };
 
 static const struct argp_option options[] = {
@@ -346,6 +347,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_HOST:
 		parse_hosts(state, arg);
 		break;
+	case OPT_OPS_FILE:
+		if (!*arg)
+			argp_error(state, "--ops-file needs a path");
+		env.ops_file = arg;
+		break;
 	case OPT_READY_FILE:
 		if (!*arg)
 			argp_error(state, "--ready-file needs a path");
@@ -440,6 +446,10 @@ static const struct argp_option record_options[] = {
 	  0 },
 	{ "ready-file", OPT_READY_FILE, "PATH", 0,
 	  "Create PATH once the probes are attached", 0 },
+	{ "ops-file", OPT_OPS_FILE, "PATH", 0,
+	  "At the end, read the run's operation count from PATH (one whole "
+	  "number, written by the command or its script) into the record",
+	  0 },
 	{ "exact-holds", OPT_EXACT_HOLDS, NULL, 0,
 	  "Time every file lock hold (see locktop --help)", 0 },
 	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,

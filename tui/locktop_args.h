@@ -32,6 +32,7 @@ struct env {
 	long limit; /* -1: the default for the format */
 	const char *output;
 	const char *ready_file; /* --ready-file: created once attached */
+	const char *ops_file; /* record --ops-file: the operation count */
 	pid_t pids[MAX_PIDS + 1]; /* and the command's */
 	size_t n_pids;
 	char **command; /* after "--" */

@@ -14,10 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "diff.h"
+#include "diff_priv.h"
 #include "record.h"
 
 static size_t parsed_ok;
+
+/* The comparison of a record with itself, in total and per operation. */
+static void compare_self(const struct record *r)
+{
+	struct diff_cmp c = { .rec = { r, r },
+			      .path = { "a", "b" },
+			      .rule = { .sigma = 2, .threshold_pct = 5 },
+			      .all_kinds = true,
+			      .per_op = true,
+			      .ops = { 1000, 10 } };
+
+	if (!diff_compare(&c) &&
+	    (c.n_kinds < 1 || c.n_rows < c.n_kinds + c.n_files + c.n_locks))
+		abort();
+	diff_cmp_free(&c);
+}
 
 /* Everything diff derives from one record, on whatever the loader let by. */
 static void exercise(const struct record *r)
@@ -32,13 +48,15 @@ static void exercise(const struct record *r)
 	for (i = 0; i < r->final.n_locks && i < 64; i++) {
 		const struct rec_lock *l = &r->final.locks[i];
 
-		if (rec_set_find(&r->final, l->key) != l)
-			abort(); /* the loader left two entries with one key */
+		/* The loader leaves one entry per key and kind. */
+		if (rec_set_find_kind(&r->final, l->key, l->kind) != l)
+			abort();
 		for (m = 0; m < REC_METRIC_NR; m++)
 			(void)diff_noise(r, (int)l->kind, l->key, false,
 					 (enum rec_metric)m);
 		record_normalize_key(l->name, key, sizeof(key));
 	}
+	compare_self(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
