@@ -18,7 +18,10 @@ smb_require() {
 }
 
 # smb_start MODE [PORT]: a fresh server in $smb_dir, started and
-# accepting connections. MODE is how its tdb databases lock their
+# accepting connections; its share is $smb_share when set (a directory
+# two runs share, so that its record in locking.tdb, keyed by the
+# directory's device and inode, falls on the same chain in both), else
+# one of its own. MODE is how its tdb databases lock their
 # chains: mutex (process-shared robust mutexes in the tdb's mapping,
 # Samba's default where it can) or fcntl (byte-range locks).
 smb_start() {
@@ -64,7 +67,7 @@ smb_start() {
 	smbd:backgroundqueue = no
 	dbwrap_tdb_mutexes:* = $mutexes
 [share]
-	path = $smb_dir/share
+	path = ${smb_share:-$smb_dir/share}
 	read only = no
 EOF
 	printf '%s\n%s\n' "$smb_pass" "$smb_pass" |
