@@ -23,6 +23,7 @@
 #define LT_KTYPE_LEN 24
 #define LT_CALLER_LEN 64
 #define LT_TOP_PARTIES 4 /* holders and waiters kept per lock */
+#define LT_TOP_RELEASES 4 /* release stacks kept per lock */
 #define LT_CYCLE_MAX 8 /* members of one reported deadlock */
 
 enum lt_kind {
@@ -106,6 +107,17 @@ struct lt_party {
 	char thread[LT_COMM_SIZE];
 };
 
+/*
+ * Where a lock was held (--stacks): the user stack of a release that
+ * ended waits (a futex wake that woke a waiter, a file lock's unlock
+ * that a waiter waited for), with totals over the run.
+ */
+struct lt_release_stack {
+	const char *stack; /* frames, one a line, as lt_lock.stack */
+	uint64_t count; /* releases from this stack that ended waits */
+	uint64_t ns; /* the time of the waits they ended */
+};
+
 struct lt_lock {
 	uint64_t id; /* stable for the collector's life */
 	char name[LT_NAME_LEN]; /* for people: path+offset, symbol, address */
@@ -130,6 +142,9 @@ struct lt_lock {
 	struct lt_party waiters[LT_TOP_PARTIES]; /* most waiting first */
 	size_t n_waiters;
 	const char *stack; /* the stack with the most wait, lines; NULL if none */
+	/* Release stacks, most waiting ended first (ns, then count). */
+	struct lt_release_stack releases[LT_TOP_RELEASES];
+	size_t n_releases;
 	/* Kernel locks: the type ("mutex", "rwsem-write", ...) and the
 	 * kernel function whose wait first met it; empty for the others. */
 	char kernel_type[LT_KTYPE_LEN];

@@ -96,27 +96,16 @@ size_t lt_collector_traced(const struct lt_collector *c)
 int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
 		    const char *what, char *err, size_t err_len)
 {
-	static const char *const shared[] = { "stat_map",
-					      "parties",
-					      "threads",
-					      "traced",
-					      "comms",
-					      "drops",
-					      "wheres",
-					      "stacks",
-					      "lock_stacks",
-					      "stack_snaps",
-					      "snap_scratch",
-					      "new_snaps",
-					      "runs",
-					      "lock_slots",
-					      "free_slots",
-					      "party_slots",
-					      "free_party_slots",
-					      "slot_keys",
-					      "party_keys",
-					      "slot_high",
-					      "slot_use" };
+	static const char *const shared[] = {
+		"stat_map",    "parties",      "threads",
+		"traced",      "comms",	       "drops",
+		"wheres",      "stacks",       "lock_stacks",
+		"stack_snaps", "snap_scratch", "new_snaps",
+		"releases",    "runs",	       "lock_slots",
+		"free_slots",  "party_slots",  "free_party_slots",
+		"slot_keys",   "party_keys",   "slot_high",
+		"slot_use",
+	};
 	size_t i;
 	int ret;
 
@@ -295,6 +284,11 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	/* Snapshots of new stacks take preallocated room only when asked. */
 	bpf_map__set_max_entries(c->futex->maps.stack_snaps,
 				 opts->stacks ? LT_MAX_SNAPS : 1);
+	bpf_map__set_max_entries(c->futex->maps.releases,
+				 opts->stacks ? LT_MAX_LOCKS : 1);
+	/* A futex2 wake's end matters only to its release's stack. */
+	bpf_program__set_autoload(c->futex->progs.lt_futex2_wake_x,
+				  opts->stacks);
 	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
 	/* Epoch 0 is no epoch: a slot whose stamp is 0 is not in use. */
 	c->futex->bss->epoch = 1;

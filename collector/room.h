@@ -77,6 +77,15 @@ struct lock_state {
 	pid_t top_stack_pid;
 	__s64 shown_stack; /* the stack `stack` holds text for */
 	char *stack;
+	/* Its release stacks at the last read that found any (they leave
+	 * the kernel with their process), most waiting ended first. */
+	struct release_top {
+		__s64 stack_id;
+		uint64_t count, ns;
+		pid_t pid; /* the releasing process, to symbolize in */
+	} rel[LT_TOP_RELEASES];
+	size_t n_rel;
+	bool rel_read; /* this read found its release stacks */
 	__u64 shown_holder; /* last_holder that holder/holder_comm show */
 	uint64_t live; /* the read that last wrote its delta */
 	uint64_t wait_moved, hold_moved; /* histogram slots in the delta */

@@ -9,12 +9,37 @@
 #include "room.h"
 #include "futex.skel.h"
 
+/* Keeps a release stack among the lock's top ones, by the waiting it
+ * ended, then by its releases. */
+static void rank_release(struct lock_state *s, const struct release_top *r)
+{
+	size_t k = s->n_rel;
+
+	if (!r->count && !r->ns)
+		return;
+	if (k == LT_TOP_RELEASES) {
+		if (r->ns < s->rel[k - 1].ns ||
+		    (r->ns == s->rel[k - 1].ns &&
+		     r->count <= s->rel[k - 1].count))
+			return;
+		k--;
+	} else {
+		s->n_rel++;
+	}
+	for (; k > 0 &&
+	       (s->rel[k - 1].ns < r->ns ||
+		(s->rel[k - 1].ns == r->ns && s->rel[k - 1].count < r->count));
+	     k--)
+		s->rel[k] = s->rel[k - 1];
+	s->rel[k] = *r;
+}
+
 static int merge_stack(struct lt_collector *c, const void *key,
 		       const void *value)
 {
 	const struct lt_stack_key *sk = key;
 	const struct lt_stack_stat *percpu = value;
-	uint64_t ns = 0, tgid = 0;
+	uint64_t ns = 0, count = 0, tgid = 0;
 	struct lock_state *s;
 	ssize_t i;
 	int cpu;
@@ -24,11 +49,23 @@ static int merge_stack(struct lt_collector *c, const void *key,
 		return 0;
 	for (cpu = 0; cpu < c->ncpus; cpu++) {
 		ns += percpu[cpu].ns;
+		count += percpu[cpu].count;
 		if (percpu[cpu].tgid)
 			tgid = percpu[cpu].tgid;
 	}
 	s = &c->lstate[i];
-	if (ns > s->top_stack_ns) {
+	if (sk->role == LT_STACK_RELEASE) {
+		struct release_top r = { .stack_id = sk->stack_id,
+					 .count = count,
+					 .ns = ns,
+					 .pid = (pid_t)tgid };
+
+		if (!s->rel_read) {
+			s->n_rel = 0;
+			s->rel_read = true;
+		}
+		rank_release(s, &r);
+	} else if (ns > s->top_stack_ns) {
 		s->top_stack_ns = ns;
 		s->top_stack = sk->stack_id;
 		s->top_stack_pid = (pid_t)tgid;
@@ -135,7 +172,9 @@ void stacks_resolve(struct lt_collector *c)
 /* The lock's worst stack as text, one frame a line. */
 static void show_stack(struct lt_collector *c, struct lock_state *s)
 {
-	struct lt_stack_key sk = { .lock = s->key, .stack_id = s->top_stack };
+	struct lt_stack_key sk = { .lock = s->key,
+				   .stack_id = s->top_stack,
+				   .role = LT_STACK_WAIT };
 	ssize_t i;
 	char *text;
 
@@ -153,13 +192,56 @@ static void show_stack(struct lt_collector *c, struct lock_state *s)
 	s->shown_stack = s->top_stack;
 }
 
+/*
+ * A stack's text, kept for the collector's life once made: from its
+ * snapshot's unwind, else made now; NULL when nothing names a frame.
+ */
+static const char *kept_text(struct lt_collector *c,
+			     const struct lt_stack_key *sk, pid_t pid)
+{
+	bool created;
+	ssize_t i;
+
+	i = lt_index_state(&c->stext_ix, (void **)&c->stexts, &c->n_stexts,
+			   &c->cap_stexts, sizeof(*c->stexts), sk, sizeof(*sk),
+			   &created);
+	if (i < 0)
+		return NULL;
+	if (!c->stexts[i].text)
+		c->stexts[i].text = stack_text(c, sk, pid);
+	return c->stexts[i].text;
+}
+
+/* The lock's release stacks, as text, for its snapshot. */
+static void show_releases(struct lt_collector *c, struct lock_state *s,
+			  struct lt_lock *l)
+{
+	struct lt_stack_key sk = { .lock = s->key, .role = LT_STACK_RELEASE };
+	const char *text;
+	size_t k;
+
+	l->n_releases = 0;
+	for (k = 0; k < s->n_rel; k++) {
+		sk.stack_id = s->rel[k].stack_id;
+		text = kept_text(c, &sk, s->rel[k].pid);
+		if (!text)
+			continue;
+		l->releases[l->n_releases].stack = text;
+		l->releases[l->n_releases].count = s->rel[k].count;
+		l->releases[l->n_releases].ns = s->rel[k].ns;
+		l->n_releases++;
+	}
+}
+
 int stacks_read(struct lt_collector *c)
 {
 	size_t i;
 	int err;
 
-	for (i = 0; i < c->n_locks; i++)
+	for (i = 0; i < c->n_locks; i++) {
 		c->lstate[i].top_stack_ns = 0;
+		c->lstate[i].rel_read = false;
+	}
 	c->n_doomed = 0;
 	err = read_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
 			      sizeof(struct lt_stack_key),
@@ -170,6 +252,7 @@ int stacks_read(struct lt_collector *c)
 	for (i = 0; i < c->n_locks; i++) {
 		show_stack(c, &c->lstate[i]);
 		c->locks[i].stack = c->lstate[i].stack;
+		show_releases(c, &c->lstate[i], &c->locks[i]);
 	}
 	return 0;
 }

@@ -218,6 +218,23 @@ struct {
 	__type(value, struct snap_scratch);
 } snap_scratch SEC(".maps");
 
+/* Each lock's latest release that may end waits, by slot (--stacks;
+ * one entry without). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_MAX_LOCKS);
+	__type(key, __u32);
+	__type(value, struct lt_release);
+} releases SEC(".maps");
+
+/* A stack key being made off the BPF stack, where a path is short of it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_stack_key);
+} key_scratch SEC(".maps");
+
 /* New snapshots, for the collector to unwind while the process lives. */
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
@@ -393,6 +410,13 @@ static __always_inline __u32 log2_slot(__u64 v)
 	if (v >> 1)
 		r += 1;
 	return r < LT_HIST_SLOTS ? r : LT_HIST_SLOTS - 1;
+}
+
+/* Whether a slot found when slot_gen was gen is still its lock's: once
+ * slot_gen moves, a slot kept since may have gone to another lock. */
+static __always_inline bool slot_current(__u32 gen)
+{
+	return gen == slot_gen;
 }
 
 /* The figures in a slot, marked as changed in this epoch for the reader;
@@ -625,134 +649,6 @@ static __always_inline void credit(const struct lt_lock_key *lock, __u32 id,
 	__s32 slot = LT_NO_SLOT;
 
 	credit_at(lock, id, role, ns, &slot);
-}
-
-static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
-		       void *data)
-{
-	*(__u64 *)data = vma->vm_end;
-	return 0;
-}
-
-/*
- * Keeps the user registers and the top of the user stack of a new
- * (lock, stack) pair. The kernel's own walk follows frame pointers and
- * stops at the first frame of code built without them (Debian's glibc);
- * the collector unwinds this copy with the modules' CFI instead.
- */
-static __always_inline bool snap_stack(const struct lt_stack_key *sk,
-				       __u32 tgid)
-{
-#ifdef __TARGET_ARCH_x86
-	struct snap_scratch *sc;
-	struct lt_stack_snap *sn;
-	struct pt_regs *regs;
-	__u64 sp, end, len, off, piece;
-	__u32 zero = 0, i;
-	long err;
-
-	sc = bpf_map_lookup_elem(&snap_scratch, &zero);
-	if (!sc)
-		return false;
-	sn = &sc->snap;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	sp = BPF_CORE_READ(regs, sp);
-	sn->regs[LT_REG_IP] = BPF_CORE_READ(regs, ip);
-	sn->regs[LT_REG_SP] = sp;
-	sn->regs[LT_REG_BP] = BPF_CORE_READ(regs, bp);
-	sn->regs[LT_REG_BX] = BPF_CORE_READ(regs, bx);
-	sn->regs[LT_REG_R12] = BPF_CORE_READ(regs, r12);
-	sn->regs[LT_REG_R13] = BPF_CORE_READ(regs, r13);
-	sn->regs[LT_REG_R14] = BPF_CORE_READ(regs, r14);
-	sn->regs[LT_REG_R15] = BPF_CORE_READ(regs, r15);
-	sn->tgid = tgid;
-	/* Up to the end of the stack's mapping: past it a copy faults. The
-	 * lookup only tries the process's mmap lock; while another thread
-	 * holds it (an allocator mapping memory), the copy runs until the
-	 * first page that is not there. */
-	end = sp;
-	if (bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end_cb, &end, 0) ||
-	    end <= sp)
-		end = sp + LT_SNAP_BYTES;
-	len = end - sp;
-	if (len > LT_SNAP_BYTES)
-		len = LT_SNAP_BYTES;
-	/*
-	 * Page by page, up to the first page that is not there: the gap
-	 * the kernel leaves at random above a main thread's first frame
-	 * may never have been touched, and a copy that meets it fails.
-	 */
-	off = 0;
-	for (i = 0; i < LT_SNAP_BYTES / LT_PAGE + 1 && off < len; i++) {
-		piece = LT_PAGE - ((sp + off) & (LT_PAGE - 1));
-		if (piece > len - off)
-			piece = len - off;
-		/* The verifier's bounds: off < LT_SNAP_BYTES, piece <= a
-		 * page, inside the slack past the data. No-ops. */
-		off &= LT_SNAP_BYTES - 1;
-		piece &= 2 * LT_PAGE - 1;
-		if (piece > LT_PAGE || !piece ||
-		    bpf_probe_read_user(&sn->data[off], piece,
-					(void *)(sp + off)))
-			break;
-		off += piece;
-	}
-	sn->len = off;
-	if (!off)
-		return false; /* nothing to unwind: the next wait tries again */
-	err = bpf_map_update_elem(&stack_snaps, sk, sn, BPF_NOEXIST);
-	if (!err)
-		bpf_map_push_elem(&new_snaps, sk, 0);
-	return !err || err == -17; /* -EEXIST: another CPU's is kept */
-#else
-	return true;
-#endif
-}
-
-/* Marks a (lock, stack) as kept on every CPU: no CPU snapshots it again. */
-static long mark_snapped(__u32 cpu, void *sk)
-{
-	struct lt_stack_stat *ss =
-		bpf_map_lookup_percpu_elem(&lock_stacks, sk, cpu);
-
-	if (!ss)
-		return 1; /* past the last possible CPU */
-	ss->snapped = 1;
-	return 0;
-}
-
-/*
- * The user stack of a contended wait, from the syscall's exit: the
- * thread is still in the call, so its user registers are the caller's.
- */
-static __always_inline void
-record_stack(void *ctx, const struct lt_lock_key *lock, __u32 tgid, __u64 ns)
-{
-	struct lt_stack_key sk = { .lock = *lock };
-	struct lt_stack_stat *ss, fresh = { .tgid = tgid };
-
-	if (!targ_stacks)
-		return;
-	sk.stack_id = bpf_get_stackid(ctx, &stacks,
-				      BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
-	if (sk.stack_id < 0)
-		return;
-	ss = bpf_map_lookup_elem(&lock_stacks, &sk);
-	if (!ss) {
-		bpf_map_update_elem(&lock_stacks, &sk, &fresh, BPF_NOEXIST);
-		ss = bpf_map_lookup_elem(&lock_stacks, &sk);
-		if (!ss) {
-			count_drop(LT_DROP_STACKS_FULL);
-			return;
-		}
-	}
-	/* Until a snapshot is kept (the map may be full for a while), each
-	 * wait of this stack tries again; once one is, none does. */
-	if (!ss->snapped && snap_stack(&sk, tgid))
-		bpf_loop(LT_MAX_CPUS, mark_snapped, &sk, 0);
-	ss->count++;
-	ss->ns += ns;
-	ss->tgid = tgid;
 }
 
 /* Interrupted: EINTR, or one of the kernel's restart codes. */

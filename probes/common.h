@@ -256,17 +256,40 @@ struct lt_stack_snap {
 	__u8 data[LT_SNAP_BYTES];
 };
 
-/* A user stack seen waiting on a lock. */
+/* Which side of a lock a user stack was on. */
+enum lt_stack_role {
+	LT_STACK_WAIT = 0, /* a contended wait, as it ended */
+	LT_STACK_RELEASE = 1, /* a release that ended waits: the holder's */
+};
+
+/* A user stack seen on one side of a lock. */
 struct lt_stack_key {
 	struct lt_lock_key lock;
 	__s64 stack_id; /* in the `stacks` map */
+	__u32 role; /* enum lt_stack_role */
+	__u32 pad;
 };
 
+/*
+ * A wait stack: its waits and their time. A release stack: the
+ * releases that ended waits, and the time of the waits they ended.
+ */
 struct lt_stack_stat {
 	__u64 count;
 	__u64 ns;
 	__u64 tgid; /* a process it was seen in, to symbolize */
 	__u64 snapped; /* its snapshot was kept (set on every CPU) */
+};
+
+/*
+ * A lock's latest release that may end waits, by the lock's slot
+ * (--stacks): a wait it ends, at its own end, adds its time to that
+ * release's stack. tgid 0: none since the slot was handed out.
+ */
+struct lt_release {
+	__s64 stack_id;
+	__u32 tgid; /* the releasing process */
+	__u32 gen; /* slot_gen when it was kept */
 };
 
 /* A wait in flight, readable by the collector (waiters now, wait-for). */
@@ -344,6 +367,14 @@ struct lt_thread {
 		__u32 verdict; /* enum lt_site_verdict; 0: none kept */
 		__u32 pad;
 	} site;
+	/* futex, --stacks: a wake in progress that may end waits, for its
+	 * exit to count by what it returns (tgid 0: none). */
+	struct {
+		struct lt_lock_key lock;
+		__s64 stack_id;
+		__u32 tgid;
+		__u32 cmd;
+	} release;
 	__u64 episode; /* futex: address waited on since the last wake */
 	__u32 ident_next; /* the cache slot to replace next */
 	__u32 hold_rng; /* xorshift state: which holds are samples */

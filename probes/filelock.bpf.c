@@ -32,6 +32,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
+#include "stacks.bpf.h"
 #include "filelock.h"
 #include "klock.bpf.h"
 
@@ -185,7 +186,7 @@ static __always_inline int file_ident_at(struct lt_thread *th,
 		c = &th->file[i];
 		if (!same_lock(&c->key, lock))
 			continue;
-		if (c->gen != slot_gen) {
+		if (!slot_current(c->gen)) {
 			c->slot = LT_NO_SLOT;
 			c->waiter_slot = LT_NO_SLOT;
 			c->holder_slot = LT_NO_SLOT;
@@ -227,7 +228,7 @@ known_ident(struct lt_thread *th, const struct lt_lock_key *lock)
 		return NULL;
 	for (i = 0; i < LT_FILE_CACHE; i++) {
 		c = &th->file[i];
-		if (same_lock(&c->key, lock) && c->gen == slot_gen &&
+		if (same_lock(&c->key, lock) && slot_current(c->gen) &&
 		    c->slot != LT_NO_SLOT)
 			return c;
 	}
@@ -302,7 +303,7 @@ static __always_inline void credit_file(const struct lt_lock_key *fig,
 static __always_inline void deferred(struct task_struct *task,
 				     const struct lt_lock_key *lock,
 				     struct file_lock *fl, __u32 tgid,
-				     __u32 holder)
+				     struct file_lock_core *blocker)
 {
 	struct lt_thread *th = task_thread(task, true);
 	struct lt_inflight *call;
@@ -313,21 +314,25 @@ static __always_inline void deferred(struct task_struct *task,
 		return;
 	}
 	call = &th->wait;
-	/* Woken, it tries again and may sleep behind another holder. */
-	call->holder = holder;
-	if (call->ts && file_kind(call->lock.kind))
-		return;
-	/* Named while the file is at hand. */
-	fold(lock, &fig);
-	lock_stat(file_ident(th, &fig), &fig, fl, tgid, &call->slot);
-	call->gen = slot_gen;
-	call->lock = fig;
-	call->tgid = tgid;
-	call->flags = 0;
-	/* File locks: the thread's voluntary switches before it sleeps. */
-	call->uaddr = task->nvcsw;
-	/* Last: the reader takes a stamp as a whole wait. */
-	call->ts = bpf_ktime_get_ns();
+	/* Woken, it tries again and may sleep behind another holder.
+	 * flc_pid is the kernel's own (initial namespace) tgid. */
+	call->holder = blocker ? kernel_tgid_here(blocker->flc_pid) : 0;
+	if (!call->ts || !file_kind(call->lock.kind)) {
+		/* Named while the file is at hand. */
+		fold(lock, &fig);
+		lock_stat(file_ident(th, &fig), &fig, fl, tgid, &call->slot);
+		call->gen = slot_gen;
+		call->lock = fig;
+		call->tgid = tgid;
+		call->flags = 0;
+		/* File locks: the thread's voluntary switches before it
+		 * sleeps. */
+		call->uaddr = task->nvcsw;
+		/* Last: the reader takes a stamp as a whole wait. */
+		call->ts = bpf_ktime_get_ns();
+	}
+	if (targ_stacks && blocker && slot_current(call->gen))
+		wait_behind((__u64)blocker->flc_owner, lock, call->slot);
 }
 
 static __always_inline void granted(void *ctx, struct task_struct *task,
@@ -391,6 +396,7 @@ static __always_inline void granted(void *ctx, struct task_struct *task,
 					    c ? &c->holder_slot : &no_holder);
 			}
 			record_stack(ctx, &fig, tgid, delta);
+			release_charge(&fig, slot, delta);
 			if (ol)
 				wait_in_holds(ol, delta);
 		}
@@ -413,7 +419,6 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 		.kind = kind,
 		.shared = 1,
 	};
-	struct file_lock_core *blocker;
 	struct lt_lock_stat *st;
 	struct lt_lock_key fig;
 	__s32 slot;
@@ -431,7 +436,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	if (fl->c.flc_type == F_UNLCK) {
 		/* Unlocks from close and exit come outside any lock call;
 		 * they still end holds. An unlock is never merged. */
-		release(task, (__u64)fl->c.flc_owner, lock.dev_or_tgid,
+		release(ctx, task, (__u64)fl->c.flc_owner, lock.dev_or_tgid,
 			lock.ino, lock.start,
 			kind == LT_PK_FLOCK ? OFFSET_MAX : lock.end);
 		return 0;
@@ -449,10 +454,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 	if (ret == FILE_LOCK_DEFERRED) {
 		/* A conflict is found before any merge: the range is the
 		 * request's. */
-		blocker = fl->c.flc_blocker;
-		/* flc_pid is the kernel's own (initial namespace) tgid. */
-		deferred(task, &lock, fl, tgid,
-			 blocker ? kernel_tgid_here(blocker->flc_pid) : 0);
+		deferred(task, &lock, fl, tgid, fl->c.flc_blocker);
 		return 0;
 	}
 	if (ret != -EAGAIN && ret != -EACCES && ret != -EDEADLK)
@@ -503,7 +505,7 @@ static __always_inline int lock_call_end(long ret)
 	call = waiting_call(this_thread(false));
 	if (!call)
 		return 0;
-	if (call->gen == slot_gen)
+	if (slot_current(call->gen))
 		st = stat_at(call->slot);
 	else
 		st = stat_of(&call->lock, &created, &slot);

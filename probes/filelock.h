@@ -31,6 +31,10 @@ struct lt_owned {
 	__u32 nvcsw; /* the holder's context switches at the grant: */
 	__u32 nivcsw; /* voluntary (it slept) and not (it was preempted) */
 	__u64 steal; /* the CPU's time taken by its hypervisor, at the grant */
+	/* --stacks: the slot of a lock a waiter was deferred on behind this
+	 * range, whose release then ends that wait, or LT_NO_SLOT. */
+	__s32 wslot;
+	__u32 wgen; /* slot_gen when wslot was found */
 };
 
 /* One slot of the owned map: its pair's key, zero while free. */

@@ -159,7 +159,7 @@ static __always_inline void end_hold(struct lt_thread *th,
 	__s32 slot;
 
 	/* A hold longer than the lock's idle time may outlive its slot. */
-	if (r->gen == slot_gen)
+	if (slot_current(r->gen))
 		st = stat_at(r->slot);
 	else
 		st = stat_of(&lock, &created, &slot);
@@ -265,13 +265,83 @@ static __always_inline void forget_owner(const struct lt_owner_key *ok,
 }
 
 /*
+ * The slot of the lock whose waiter the current release ends (--stacks),
+ * kept out of the release's loop: a register there would multiply the
+ * states the verifier walks.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s32);
+} ended_wait SEC(".maps");
+
+/* The current release's ended wait: its lock's slot, set, or read. */
+static __always_inline __s32 ended_wait_at(bool set, __s32 wslot)
+{
+	__u32 zero = 0;
+	__s32 *at = bpf_map_lookup_elem(&ended_wait, &zero);
+
+	if (!at)
+		return LT_NO_SLOT;
+	if (set)
+		*at = wslot;
+	return *at;
+}
+
+/*
+ * A waiter deferred on lock (its slot wslot) behind owner (--stacks):
+ * the owner's ranges it waits for say so, so that their release takes
+ * its stack.
+ */
+static __always_inline void
+wait_behind(__u64 owner, const struct lt_lock_key *lock, __s32 wslot)
+{
+	struct lt_owner_key ok = {
+		.owner = owner,
+		.dev = lock->dev_or_tgid,
+		.ino = lock->ino,
+	};
+	struct lt_owner_locks *ol;
+	__u32 i, n;
+
+	if (!targ_stacks || !owner || wslot < 0)
+		return;
+	ol = owner_locks(NULL, &ok, false);
+	if (!ol)
+		return;
+	n = ol->n;
+	for (i = 0; i < LT_OWNER_RANGES && i < n; i++) {
+		if (ol->r[i].start > lock->end || lock->start > ol->r[i].end)
+			continue;
+		ol->r[i].wslot = wslot;
+		ol->r[i].wgen = slot_gen;
+	}
+}
+
+/* A release that ended a wait on the lock in wslot: its stack. */
+static __always_inline void release_waited(void *ctx, __s32 wslot)
+{
+	struct lt_lock_key *key, lock;
+	__u32 k = (__u32)wslot, tgid = current_ids() >> 32;
+
+	key = bpf_map_lookup_elem(&slot_keys, &k);
+	if (!key || !tgid)
+		return;
+	lock = *key;
+	release_ended(&lock, release_begin(ctx, &lock, wslot, tgid), tgid);
+}
+
+/*
  * An unlock of [start, end] by owner ends the holds of every range it
  * covers. Close and exit unlock the whole file, so they end them all.
+ * With --stacks, one that a waiter waited for takes its user stack.
  */
-static __always_inline void release(struct task_struct *task, __u64 owner,
-				    __u64 dev, __u64 ino, __u64 start,
-				    __u64 end)
+static __always_inline void release(void *ctx, struct task_struct *task,
+				    __u64 owner, __u64 dev, __u64 ino,
+				    __u64 start, __u64 end)
 {
+	__s32 wslot;
 	struct lt_owner_key ok = { .owner = owner, .dev = dev, .ino = ino };
 	struct lt_thread *th = task_thread(task, false);
 	struct lt_owner_locks *ol = owner_locks(th, &ok, false);
@@ -280,6 +350,8 @@ static __always_inline void release(struct task_struct *task, __u64 owner,
 
 	if (!ol)
 		return;
+	if (targ_stacks)
+		ended_wait_at(true, LT_NO_SLOT);
 	n = ol->n;
 	for (i = 0; i < LT_OWNER_RANGES && i < n; i++) {
 		if (ol->r[i].start >= start && ol->r[i].end <= end) {
@@ -287,6 +359,9 @@ static __always_inline void release(struct task_struct *task, __u64 owner,
 			if (ol->r[i].ts && !now)
 				now = bpf_ktime_get_ns();
 			end_hold(th, task, &ok, &ol->r[i], now);
+			if (targ_stacks && ol->r[i].wslot != LT_NO_SLOT &&
+			    slot_current(ol->r[i].wgen))
+				ended_wait_at(true, ol->r[i].wslot);
 			continue;
 		}
 		if (kept != i && kept < LT_OWNER_RANGES)
@@ -298,6 +373,11 @@ static __always_inline void release(struct task_struct *task, __u64 owner,
 	 * close or exit (the whole file) ends the owner's use of it. */
 	if (!kept && !start && end >= OFFSET_MAX)
 		forget_owner(&ok, ol);
+	if (!targ_stacks)
+		return;
+	wslot = ended_wait_at(false, 0);
+	if (wslot != LT_NO_SLOT)
+		release_waited(ctx, wslot);
 }
 
 /* Whether the owner holds a range of this kind next to or over [s, e]. */
@@ -394,6 +474,7 @@ static __always_inline void hold(struct lt_thread *th, struct task_struct *task,
 	ol->r[n].sampled = sample;
 	ol->r[n].slot = slot;
 	ol->r[n].gen = slot_gen;
+	ol->r[n].wslot = LT_NO_SLOT;
 	ol->n = n + 1;
 	push_thread_lock(th, fig);
 }

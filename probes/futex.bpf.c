@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
+#include "stacks.bpf.h"
 #include "futex.h"
 #include "where.bpf.h"
 #include "owner.bpf.h"
@@ -132,7 +133,7 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 	if (th && uaddr) {
 		c = cached_ident(th, uaddr);
 		if (c) {
-			if (c->gen != slot_gen) {
+			if (!slot_current(c->gen)) {
 				forget_slots(c);
 				c->gen = slot_gen;
 			}
@@ -382,7 +383,7 @@ static __always_inline int wait_end(void *ctx, long ret)
 	tgid = in->tgid; /* as wait_begin() named it */
 	delta = bpf_ktime_get_ns() - in->ts;
 	uaddr = in->uaddr;
-	if (in->gen != slot_gen)
+	if (!slot_current(in->gen))
 		in->slot = LT_NO_SLOT; /* found again below, by its key */
 	if (in->flags & IF_UNJUDGED)
 		rejudge(th, in);
@@ -390,7 +391,7 @@ static __always_inline int wait_end(void *ctx, long ret)
 	c = uaddr ? cached_ident(th, uaddr) : NULL;
 	if (c && c->key.kind != in->lock.kind)
 		c = NULL;
-	if (c && c->gen != slot_gen) {
+	if (c && !slot_current(c->gen)) {
 		/* Its slots may have gone back while it slept. */
 		forget_slots(c);
 		c->gen = slot_gen;
@@ -436,6 +437,9 @@ static __always_inline int wait_end(void *ctx, long ret)
 			credit(&in->lock, in->holder, LT_ROLE_HOLDER, delta);
 		}
 		record_stack(ctx, &in->lock, tgid, delta);
+		/* Woken: a release ended it. */
+		if (!ret)
+			release_charge(&in->lock, in->slot, delta);
 	}
 	credit_at(&in->lock, tgid, LT_ROLE_WAITER, delta,
 		  c ? &c->waiter_slot : &no_slot);
@@ -445,12 +449,50 @@ out:
 }
 
 /*
+ * A release of a lock (--stacks): its user stack, kept as the lock's
+ * latest release, and in the thread until the call returns. Only the
+ * calls that release a lock and say whether they ended a wait.
+ */
+static __always_inline void release_start(void *ctx, struct lt_thread *th,
+					  const struct lt_lock_key *key,
+					  __s32 slot, __u32 tgid, __u32 cmd)
+{
+	if (!th || (cmd != FUTEX_WAKE && cmd != FUTEX_WAKE_BITSET &&
+		    cmd != FUTEX_UNLOCK_PI))
+		return;
+	th->release.stack_id = release_begin(ctx, key, slot, tgid);
+	if (th->release.stack_id < 0)
+		return;
+	th->release.lock = *key;
+	th->release.cmd = cmd;
+	th->release.tgid = tgid;
+}
+
+/*
+ * The end of a release begun by release_start(): one release that ended
+ * waits for its stack when it woke a waiter (a wake returns how many it
+ * woke; an unlock of a PI lock, called only with waiters, hands the lock
+ * to one and returns 0).
+ */
+static __always_inline void release_end(long ret)
+{
+	struct lt_thread *th = this_thread(false);
+
+	if (!th || !th->release.tgid)
+		return;
+	if (th->release.cmd == FUTEX_UNLOCK_PI ? !ret : ret > 0)
+		release_ended(&th->release.lock, th->release.stack_id,
+			      th->release.tgid);
+	th->release.tgid = 0;
+}
+
+/*
  * A wake names the waking thread as the lock's last holder, unless the
  * lock's word names its owner (robust and PI mutexes). Only locks
  * someone has waited on have an entry to credit; the kind of the word's
  * latest wait seen by this thread is looked up first.
  */
-static __always_inline int wake(__u64 uaddr, bool private)
+static __always_inline int wake(void *ctx, __u64 uaddr, bool private, __u32 cmd)
 {
 	static const __u32 kinds[3] = { LT_PK_FUTEX, LT_PK_FUTEX_COND,
 					LT_PK_FUTEX_PI };
@@ -488,6 +530,8 @@ static __always_inline int wake(__u64 uaddr, bool private)
 		c->slot = slot;
 	}
 	st->wakes++;
+	if (targ_stacks && key.kind != LT_PK_FUTEX_COND)
+		release_start(ctx, th, &key, slot, tgid, cmd);
 	/* Where the word names the owner, its waiters credit the holder,
 	 * with the wait it caused: the waker adds nothing to that. */
 	if (key.kind != LT_PK_FUTEX_COND && !st->owner_named) {
@@ -533,7 +577,7 @@ int lt_futex_enter(struct trace_event_raw_sys_enter *ctx)
 	case FUTEX_REQUEUE:
 	case FUTEX_CMP_REQUEUE:
 	case FUTEX_CMP_REQUEUE_PI:
-		return wake(uaddr, private);
+		return wake(ctx, uaddr, private, cmd);
 	}
 	return 0;
 }
@@ -542,6 +586,8 @@ SEC("tracepoint/syscalls/sys_exit_futex")
 int lt_futex_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	count_run();
+	if (targ_stacks)
+		release_end(ctx->ret);
 	return wait_end(ctx, ctx->ret);
 }
 
@@ -589,7 +635,17 @@ SEC("tracepoint/syscalls/sys_enter_futex_wake")
 int lt_futex2_wake(struct trace_event_raw_sys_enter *ctx)
 {
 	count_run();
-	return wake(ctx->args[0], ctx->args[3] & FUTEX2_PRIVATE);
+	return wake(ctx, ctx->args[0], ctx->args[3] & FUTEX2_PRIVATE,
+		    FUTEX_WAKE);
+}
+
+/* Loaded with --stacks only: the end of a release. */
+SEC("tracepoint/syscalls/sys_exit_futex_wake")
+int lt_futex2_wake_x(struct trace_event_raw_sys_exit *ctx)
+{
+	count_run();
+	release_end(ctx->ret);
+	return 0;
 }
 
 /* Children of traced processes are traced too. */

@@ -25,6 +25,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
+#include "stacks.bpf.h"
 #include "usdt.h"
 
 /* Per kind and type, bit i: field i + 1 of the object is its identity. */

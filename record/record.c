@@ -304,6 +304,24 @@ bool record_keeps(const struct lt_lock *l, bool totals)
 	return (unsigned int)l->kind < LT_KIND_NR && lt_lock_shown(l, &v);
 }
 
+json_object *record_releases_json(const struct lt_lock *l)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < l->n_releases; i++) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(
+			r, "stack",
+			json_object_new_string(l->releases[i].stack));
+		json_object_object_add(r, "count", j_u64(l->releases[i].count));
+		json_object_object_add(r, "ns", j_u64(l->releases[i].ns));
+		json_object_array_add(a, r);
+	}
+	return a;
+}
+
 /* One interval (deltas) or the totals, as a JSON object. */
 static json_object *set_json(const struct lt_snapshot *s, bool totals)
 {
@@ -342,6 +360,10 @@ static json_object *set_json(const struct lt_snapshot *s, bool totals)
 				lo, "caller",
 				json_object_new_string(l->caller));
 		fig_json(lo, &rf);
+		/* Where it was held: totals over the run, so in the totals. */
+		if (totals && l->n_releases)
+			json_object_object_add(lo, "release_stacks",
+					       record_releases_json(l));
 		json_object_array_add(locks, lo);
 	}
 	/* A kind that did anything: the sum of its locks' figures. */

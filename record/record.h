@@ -68,6 +68,12 @@ int recorder_finish(struct recorder *r, const struct lt_snapshot *last,
 /* Removes the temporary file and frees r. */
 void recorder_abort(struct recorder *r);
 /*
+ * l's release stacks as JSON, as locktop's JSON and records give them:
+ * an array, most waiting ended first, of {"stack", "count", "ns"}.
+ */
+struct json_object;
+struct json_object *record_releases_json(const struct lt_lock *l);
+/*
  * Whether a set of totals (or of an interval's deltas) holds l: every
  * lock lt_lock_shown() shows, of every kind.
  */

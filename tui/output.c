@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include "columns.h"
 #include "output.h"
+#include "record.h"
 
 int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
 		bool totals, const struct lt_lock ***rows, size_t *n_rows,
@@ -149,6 +150,7 @@ static json_object *lock_json(const struct lt_lock *l, bool totals)
 	json_object_object_add(o, "deadlocks", j_u64(f->deadlocks));
 	json_object_object_add(
 		o, "stack", l->stack ? json_object_new_string(l->stack) : NULL);
+	json_object_object_add(o, "release_stacks", record_releases_json(l));
 	return o;
 }
 

@@ -173,26 +173,55 @@ static int detail_waiters(WINDOW *w, const struct lt_lock *l, int y, int cols)
 	return y;
 }
 
-/* The lock's worst stack, from line y; returns the line after it. */
+/* A stack's frames, one a line, from line y; returns the line after. */
+static int draw_frames(WINDOW *w, const char *p, int y, int cols)
+{
+	while (*p && y < DETAIL_LINES) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		mvwaddnstr(w, y++, 2, p, len < cols - 2 ? len : cols - 2);
+		p = nl ? nl + 1 : p + len;
+	}
+	return y;
+}
+
+/* Where there is no stack to show, why. */
+static int no_stack(struct screen *sc, WINDOW *w, int y)
+{
+	mvwaddstr(w, y++, 2,
+		  sc->o.stacks ? "(none recorded yet)" :
+				 "(start locktop with --stacks)");
+	return y;
+}
+
+/*
+ * The lock's worst wait stack, then where it was held: the release
+ * stacks that ended its waits, most waiting ended first, each headed by
+ * its releases and the waiting they ended (totals over the run). From
+ * line y; returns the line after.
+ */
 static int detail_stack(struct screen *sc, WINDOW *w, const struct lt_lock *l,
 			int y, int cols)
 {
+	char line[96], ns[16];
+	size_t i;
+
 	wlabel(sc, w, y++, 0, "Stack");
-	if (l->stack) {
-		const char *p = l->stack;
-
-		while (*p && y < DETAIL_LINES) {
-			const char *nl = strchr(p, '\n');
-			int len = nl ? (int)(nl - p) : (int)strlen(p);
-
-			mvwaddnstr(w, y++, 2, p,
-				   len < cols - 2 ? len : cols - 2);
-			p = nl ? nl + 1 : p + len;
-		}
-	} else {
-		mvwaddstr(w, y++, 2,
-			  sc->o.stacks ? "(none recorded yet)" :
-					 "(start locktop with --stacks)");
+	y = l->stack ? draw_frames(w, l->stack, y, cols) : no_stack(sc, w, y);
+	if (y >= DETAIL_LINES - 2)
+		return y;
+	y++;
+	wlabel(sc, w, y++, 0, "Where it was held (release stack)");
+	if (!l->n_releases)
+		return no_stack(sc, w, y);
+	for (i = 0; i < l->n_releases && y < DETAIL_LINES - 1; i++) {
+		snprintf(line, sizeof(line),
+			 "#%zu: %" PRIu64 " releases ended %s of waiting",
+			 i + 1, l->releases[i].count,
+			 lt_format_ns(l->releases[i].ns, ns, sizeof(ns)));
+		mvwaddnstr(w, y++, 1, line, cols - 1);
+		y = draw_frames(w, l->releases[i].stack, y, cols);
 	}
 	return y;
 }
