@@ -266,7 +266,9 @@ static void check_together(struct argp_state *state)
 	if (env.record && !env.output)
 		argp_error(state, "record needs -o FILE");
 	if (!!env.host + !!env.archive + !!env.series > 1)
-		argp_error(state, "give --host or --archive, not both, or --series alone");
+		argp_error(
+			state,
+			"give --host or --archive, not both, or --series alone");
 	if (env.window_s && !env.series)
 		argp_error(state, "--window goes with --series");
 	if ((env.host || env.archive || env.series) &&
@@ -283,58 +285,93 @@ static void check_together(struct argp_state *state)
 				  "not: give one of them");
 }
 
-static error_t parse_arg(int key, char *arg, struct argp_state *state)
+/* Seconds between min and max, fractions allowed. */
+static double parse_seconds(struct argp_state *state, const char *what,
+			    const char *arg, double min, double max,
+			    const char *hint)
 {
 	char *end;
 	double d;
 
+	errno = 0;
+	d = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(d) || d < min || d > max)
+		argp_error(state, "invalid %s '%s': %s", what, arg, hint);
+	return d;
+}
+
+/* --window: seconds, or a number with s, m, h or d. */
+static unsigned int parse_window(struct argp_state *state, const char *arg)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	d *= *end == 'm' ? 60 : *end == 'h' ? 3600 : *end == 'd' ? 86400 : 1;
+	if (errno || end == arg ||
+	    (*end && (strchr("smhd", *end) == NULL || end[1])) ||
+	    !isfinite(d) || d < 1 || d > 366 * 86400.0)
+		argp_error(state,
+			   "invalid window '%s': give seconds, or a number "
+			   "with s, m, h or d, e.g. 1h",
+			   arg);
+	return (unsigned int)d;
+}
+
+/* An option's path or host, which may not be empty. */
+static const char *parse_nonempty(struct argp_state *state, const char *arg,
+				  const char *what)
+{
+	if (!*arg)
+		argp_error(state, "%s", what);
+	return arg;
+}
+
+/* The options that only switch something on; false for the others. */
+static bool parse_flag(int key)
+{
+	static const struct {
+		int key;
+		bool *on;
+	} flags[] = {
+		{ 'b', &env.batch },
+		{ 'j', &env.json },
+		{ 'v', &env.verbose },
+		{ OPT_ALL, &env.all_kinds },
+		{ OPT_STACKS, &env.stacks },
+		{ OPT_EXACT_HOLDS, &env.exact_holds },
+		{ OPT_NO_KERNEL, &env.no_kernel_locks },
+		{ OPT_SPIN_ALWAYS, &env.spin_always },
+		{ OPT_MONO, &env.mono },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (flags[i].key == key) {
+			*flags[i].on = true;
+			return true;
+		}
+	return false;
+}
+
+/* The options that take a number. */
+static void parse_number(int key, const char *arg, struct argp_state *state)
+{
+	double d;
+
 	switch (key) {
-	case 'b':
-		env.batch = true;
-		break;
 	case 'd':
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(d) || d < 0.01 ||
-		    d > 86400)
-			argp_error(state,
-				   "invalid delay '%s': give seconds "
-				   "between 0.01 and 86400, e.g. 0.5",
-				   arg);
+		d = parse_seconds(
+			state, "delay", arg, 0.01, 86400,
+			"give seconds between 0.01 and 86400, e.g. 0.5");
 		env.delay_ms = (unsigned int)(d * 1000 + 0.5);
 		break;
 	case 'n':
 		env.iterations = parse_count(state, "iteration count", arg, 1);
 		break;
-	case 'p':
-		parse_pids(state, arg);
-		break;
-	case 'j':
-		env.json = true;
-		break;
-	case 'o':
-		env.output = arg;
-		break;
-	case OPT_ALL:
-		env.all_kinds = true;
-		break;
 	case 'l':
 		env.limit = parse_count(state, "row limit", arg, 0);
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
-	case OPT_STACKS:
-		env.stacks = true;
-		break;
-	case OPT_EXACT_HOLDS:
-		env.exact_holds = true;
-		break;
-	case OPT_NO_KERNEL:
-		env.no_kernel_locks = true;
-		break;
-	case OPT_SPIN_ALWAYS:
-		env.spin_always = true;
 		break;
 	case OPT_SPIN_HZ:
 		env.spin_hz = parse_count(state, "sampling rate", arg, 0);
@@ -344,46 +381,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "100000 a second",
 				   arg);
 		break;
-	case OPT_HOST:
-		parse_hosts(state, arg);
-		break;
-	case OPT_OPS_FILE:
-		if (!*arg)
-			argp_error(state, "--ops-file needs a path");
-		env.ops_file = arg;
-		break;
-	case OPT_READY_FILE:
-		if (!*arg)
-			argp_error(state, "--ready-file needs a path");
-		env.ready_file = arg;
-		break;
-	case OPT_ARCHIVE:
-		env.archive = arg;
-		break;
-	case OPT_SERIES:
-		if (!*arg)
-			argp_error(state, "--series needs pmproxy's host");
-		env.series = arg;
-		break;
-	case OPT_WINDOW:
-		errno = 0;
-		d = strtod(arg, &end);
-		d *= *end == 'm' ? 60 :
-		     *end == 'h' ? 3600 :
-		     *end == 'd' ? 86400 :
-				   1;
-		if (errno || end == arg ||
-		    (*end && (strchr("smhd", *end) == NULL || end[1])) ||
-		    !isfinite(d) || d < 1 || d > 366 * 86400.0)
-			argp_error(state,
-				   "invalid window '%s': give seconds, or "
-				   "a number with s, m, h or d, e.g. 1h",
-				   arg);
-		env.window_s = (unsigned int)d;
-		break;
-	case OPT_MONO:
-		env.mono = true;
-		break;
 	case OPT_RETIRE:
 		env.retire_s = parse_count(state, "retire time", arg, 0);
 		if (env.retire_s > 31 * 86400)
@@ -392,21 +389,59 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "31 days in seconds",
 				   arg);
 		break;
+	case OPT_WINDOW:
+		env.window_s = parse_window(state, arg);
+		break;
+	case OPT_DURATION:
+		env.duration_s = parse_seconds(state, "duration", arg, 0.01,
+					       31 * 86400.0,
+					       "give seconds, e.g. 10");
+		break;
+	}
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	if (parse_flag(key))
+		return 0;
+	switch (key) {
+	case 'd':
+	case 'n':
+	case 'l':
+	case OPT_SPIN_HZ:
+	case OPT_RETIRE:
+	case OPT_WINDOW:
+	case OPT_DURATION:
+		parse_number(key, arg, state);
+		break;
+	case 'p':
+		parse_pids(state, arg);
+		break;
+	case 'o':
+		env.output = arg;
+		break;
+	case OPT_HOST:
+		parse_hosts(state, arg);
+		break;
+	case OPT_OPS_FILE:
+		env.ops_file =
+			parse_nonempty(state, arg, "--ops-file needs a path");
+		break;
+	case OPT_READY_FILE:
+		env.ready_file =
+			parse_nonempty(state, arg, "--ready-file needs a path");
+		break;
+	case OPT_ARCHIVE:
+		env.archive = arg;
+		break;
+	case OPT_SERIES:
+		env.series = parse_nonempty(state, arg,
+					    "--series needs pmproxy's host");
+		break;
 	case ARGP_KEY_ARG:
 		/* The first operand starts the command; it owns the rest. */
 		env.command = &state->argv[state->next - 1];
 		state->next = state->argc;
-		break;
-	case OPT_DURATION:
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(d) || d < 0.01 ||
-		    d > 31 * 86400.0)
-			argp_error(state,
-				   "invalid duration '%s': give seconds, "
-				   "e.g. 10",
-				   arg);
-		env.duration_s = d;
 		break;
 	case ARGP_KEY_END:
 		check_together(state);
