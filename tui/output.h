@@ -22,8 +22,8 @@ struct output_opts {
  * cut). Returns 0 or -ENOMEM.
  */
 int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
-		bool totals, const struct lt_lock ***rows, size_t *n_rows,
-		size_t *n_all);
+		bool totals, bool text, const struct lt_lock ***rows,
+		size_t *n_rows, size_t *n_all);
 
 /* One interval: its deltas. */
 int output_interval(const struct output_opts *o, const struct lt_snapshot *s);
