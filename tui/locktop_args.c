@@ -69,6 +69,7 @@ static const char args_doc[] =
 enum {
 	OPT_ALL = 'a',
 	OPT_STACKS = 0x100,
+	OPT_PER_PROCESS,
 	OPT_HOST,
 	OPT_ARCHIVE,
 	OPT_MONO,
@@ -113,6 +114,10 @@ static const struct argp_option options[] = {
 	{ "all", OPT_ALL, NULL, 0,
 	  "Show condition-like waits (futex-cond) "
 	  "too",
+	  0 },
+	{ "per-process", OPT_PER_PROCESS, NULL, 0,
+	  "Batch output: each process's own copy of a lock site as a "
+	  "row of its own, in place of the site's row",
 	  0 },
 	{ "limit", 'l', "N", 0,
 	  "At most N rows per table (default 20 for "
@@ -274,6 +279,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ALL:
 		env.all_kinds = true;
+		break;
+	case OPT_PER_PROCESS:
+		env.per_process = true;
 		break;
 	case 'l':
 		env.limit = parse_count(state, "row limit", arg, 0);

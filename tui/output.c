@@ -17,6 +17,7 @@ int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
 	 * zero; JSON keeps every lock with activity. */
 	struct lt_view v = { .totals = totals,
 			     .all_kinds = o->all_kinds,
+			     .members = o->members,
 			     .waited_only = text };
 	size_t want = o->limit ? o->limit : lt_snapshot_rows(s);
 

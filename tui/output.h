@@ -11,6 +11,7 @@ struct output_opts {
 	FILE *out;
 	bool json;
 	bool all_kinds; /* show condition-like waits too */
+	bool members; /* a lock site's members in place of its row */
 	size_t limit; /* rows per table; 0 means all */
 };
 
