@@ -24,8 +24,8 @@ for p in 3 4; do
 	jq -e --argjson p $p 'length == 1 and .[0].procs == $p' <<<"$rows" \
 		>/dev/null || fail "not one site of $p processes in the record: $rows"
 	# The intervals' rows add up to the final one.
-	jq -e --arg k "$(jq -r '.[0].key' <<<"$rows")" '[.intervals[].locks[] |
-		select(.key == $k) | .waits] | add == ([.final.locks[] |
+	jq -e --arg k "$(jq -r '.[0].key' <<<"$rows")" '([.intervals[].locks[] |
+		select(.key == $k) | .waits] | add) == ([.final.locks[] |
 		select(.key == $k) | .waits] | add)' "$tmpdir/$p.rec" >/dev/null ||
 		fail "the intervals do not add up to the site's total"
 done
