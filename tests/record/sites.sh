@@ -33,9 +33,9 @@ done
 	true
 row=$(jq -c '[.locks[] | select(.key | startswith("futex:[heap]+"))]' \
 	"$tmpdir/diff.json")
-echo "diff: $(jq -c '[.[] | {key, before, after, waits}]' <<<"$row")"
+echo "diff: $(jq -c '[.[] | {key, before, after, waits: .metrics.waits}]' <<<"$row")"
 [ "$(jq length <<<"$row")" = 1 ] || fail "the site is not one diff row: $row"
-jq -e '.[0].before and .[0].after and .[0].waits.before > 0 and
-	.[0].waits.after > 0' <<<"$row" >/dev/null ||
+jq -e '.[0].before and .[0].after and .[0].metrics.waits.before > 0 and
+	.[0].metrics.waits.after > 0' <<<"$row" >/dev/null ||
 	fail "the site's runs are not paired: $row"
 echo PASS
