@@ -154,6 +154,18 @@ struct lt_lock {
 	const char *host;
 	struct lt_figures total;
 	struct lt_figures delta;
+	/*
+	 * One lock site (docs/design.md, "One row per lock site"): the
+	 * private copies of one lock in many processes of one program.
+	 * procs: the processes whose copies the row adds up, N for a site
+	 * row, 1 for any other (0 from a source that does not say).
+	 * members: a site row's per-process rows, by id, most wait first.
+	 * site: a member's site row, by id; 0 for a row of its own.
+	 */
+	unsigned int procs;
+	const uint64_t *members;
+	size_t n_members;
+	uint64_t site;
 };
 
 struct lt_proc_figures {
@@ -290,6 +302,10 @@ struct lt_snapshot {
 	uint64_t io_hist_delta[LT_HIST_BUCKETS]; /* all pread/pwrite */
 	size_t n_locks;
 	const struct lt_lock *locks; /* valid until the next read or close */
+	/* The lock sites' rows, whose members are among locks; a
+	 * consumer walks both with lt_snapshot_rows(), lt_snapshot_row(). */
+	size_t n_sites;
+	const struct lt_lock *sites;
 	size_t n_procs;
 	const struct lt_proc *procs;
 	size_t n_files;
@@ -391,7 +407,32 @@ void lt_collector_close(struct lt_collector *c);
 struct lt_view {
 	bool totals; /* the whole run's figures (total), not delta */
 	bool all_kinds; /* event waits (futex-cond) too, not lock kinds only */
+	/* A lock site's per-process rows in place of its site row. */
+	bool members;
+	/* Only rows with a figure the tables show: lt_lock_waited(). */
+	bool waited_only;
 };
+
+/* The snapshot's rows, locks then lock sites: how many, and row i. */
+size_t lt_snapshot_rows(const struct lt_snapshot *s);
+const struct lt_lock *lt_snapshot_row(const struct lt_snapshot *s, size_t i);
+/* The lock or lock site with this id, NULL if none. */
+const struct lt_lock *lt_snapshot_find(const struct lt_snapshot *s,
+				       uint64_t id);
+
+/*
+ * A row with a figure the screen's and batch text's tables show for
+ * the period: a wait, wait time, spin samples or yields, or a thread
+ * waiting or spinning on it now. A file lock with only acquisitions and
+ * holds (a program that locks a file nobody else does) has none.
+ */
+bool lt_lock_waited(const struct lt_lock *l, bool totals);
+
+/*
+ * A lock's name for people: its name, and for a lock site " (N comm)",
+ * the processes whose copies it adds up. Returns buf.
+ */
+const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len);
 
 /* The figures of l for the period: the whole run's, or the interval's. */
 const struct lt_figures *lt_lock_figures(const struct lt_lock *l, bool totals);
@@ -412,7 +453,9 @@ bool lt_lock_worth_showing(const struct lt_lock *l, bool totals);
 /* A kind a view shows: a lock kind, or any with all_kinds. */
 bool lt_kind_in_view(enum lt_kind kind, bool all_kinds);
 
-/* A lock a view shows: worth showing, of a kind the view shows. */
+/* A lock a view shows: worth showing, of a kind the view shows, a
+ * lock site's row or its members as the view asks (members), and with
+ * waited_only a row lt_lock_waited(). */
 bool lt_lock_shown(const struct lt_lock *l, const struct lt_view *v);
 
 /*

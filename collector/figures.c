@@ -26,6 +26,14 @@ bool lt_lock_worth_showing(const struct lt_lock *l, bool totals)
 	return lt_figures_active(lt_lock_figures(l, totals)) || l->waiters_now;
 }
 
+bool lt_lock_waited(const struct lt_lock *l, bool totals)
+{
+	const struct lt_figures *f = lt_lock_figures(l, totals);
+
+	return f->waits || f->wait_ns || f->samples || f->yields ||
+	       l->waiters_now || l->spinning_now;
+}
+
 bool lt_kind_in_view(enum lt_kind kind, bool all_kinds)
 {
 	return all_kinds || lt_kind_is_lock(kind);
@@ -33,8 +41,35 @@ bool lt_kind_in_view(enum lt_kind kind, bool all_kinds)
 
 bool lt_lock_shown(const struct lt_lock *l, const struct lt_view *v)
 {
+	/* A lock site stands for its members, or they for it. */
+	if (v->members ? l->n_members > 0 : l->site != 0)
+		return false;
+	if (v->waited_only && !lt_lock_waited(l, v->totals))
+		return false;
 	return lt_kind_in_view(l->kind, v->all_kinds) &&
 	       lt_lock_worth_showing(l, v->totals);
+}
+
+/* ---- the snapshot's rows ---- */
+
+size_t lt_snapshot_rows(const struct lt_snapshot *s)
+{
+	return s->n_locks + s->n_sites;
+}
+
+const struct lt_lock *lt_snapshot_row(const struct lt_snapshot *s, size_t i)
+{
+	return i < s->n_locks ? &s->locks[i] : &s->sites[i - s->n_locks];
+}
+
+const struct lt_lock *lt_snapshot_find(const struct lt_snapshot *s, uint64_t id)
+{
+	size_t i, n = lt_snapshot_rows(s);
+
+	for (i = 0; i < n; i++)
+		if (lt_snapshot_row(s, i)->id == id)
+			return lt_snapshot_row(s, i);
+	return NULL;
 }
 
 /* ---- their order ---- */
@@ -94,8 +129,8 @@ size_t lt_snapshot_top(const struct lt_snapshot *s, bool totals, size_t n,
 	if (other)
 		memset(other, 0, sizeof(*other));
 	/* Insertion into a bounded sorted list: n is small, locks many. */
-	for (i = 0; i < s->n_locks; i++) {
-		const struct lt_lock *l = &s->locks[i], *spill = NULL;
+	for (i = 0; i < lt_snapshot_rows(s); i++) {
+		const struct lt_lock *l = lt_snapshot_row(s, i), *spill = NULL;
 
 		if (!filter(l, arg))
 			continue;

@@ -76,3 +76,14 @@ const char *lt_format_ns(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.2fs", ns / 1e9);
 	return buf;
 }
+
+const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len)
+{
+	if (l->n_members || l->procs > 1)
+		snprintf(buf, len, "%s (%u %s)", l->name,
+			 l->procs ? l->procs : (unsigned int)l->n_members,
+			 l->comm[0] ? l->comm : "processes");
+	else
+		snprintf(buf, len, "%s", l->name);
+	return buf;
+}

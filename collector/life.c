@@ -508,6 +508,7 @@ void lt_collector_close(struct lt_collector *c)
 	lt_ksyms_free(c->ksyms);
 	free(c->locks);
 	free(c->lstate);
+	locksites_free(c);
 	free(c->procs);
 	free(c->pstate);
 	free(c->files);

@@ -279,6 +279,7 @@ ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
 		return -ENOMEM;
 	c->n_locks++;
 	l->id = ++c->next_id;
+	l->procs = 1;
 	l->kind = key->kind < LT_KIND_NR ? (enum lt_kind)key->kind :
 					   LT_KIND_FUTEX;
 	if (key->kind == LT_PK_KERNEL) {

@@ -316,10 +316,8 @@ static void count_drops(struct lt_collector *c)
 }
 
 /* The snapshot's rows and lists, as this read left them. */
-static void fill_snap(struct lt_collector *c)
+static int fill_snap(struct lt_collector *c)
 {
-	c->snap.n_locks = c->n_locks;
-	c->snap.locks = c->locks;
 	c->snap.n_procs = c->n_procs;
 	c->snap.procs = c->procs;
 	c->snap.n_files = c->n_files;
@@ -329,6 +327,7 @@ static void fill_snap(struct lt_collector *c)
 	c->snap.probes = c->probes;
 	c->snap.n_deadlocks = c->n_deadlocks;
 	c->snap.deadlocks = c->deadlocks;
+	return locksites_build(c); /* the locks too */
 }
 
 int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
@@ -359,9 +358,9 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	lt_symbolizer_prune(c->syms);
 	count_drops(c);
 	cost_read(c);
-	fill_snap(c);
+	err = fill_snap(c);
 	*snap = &c->snap;
-	return 0;
+	return err;
 }
 
 /* ---- between reads ---- */

@@ -170,6 +170,7 @@ struct row_link {
 
 static void drop_lock(struct lt_collector *c, size_t row)
 {
+	locksites_retire(c, row);
 	free(c->lstate[row].pids);
 	free(c->lstate[row].stack);
 	if (c->lstate[row].dead_at)

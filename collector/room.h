@@ -93,6 +93,20 @@ struct lock_state {
 	uint64_t dead_at; /* when no process could reach it any more, or 0 */
 	__s32 slot; /* its slot in the kernel's stat_map, or -1 */
 	uint64_t moved_at; /* when its figures last moved */
+	/* Its lock site's row in site_rows, plus 1; 0: its own row. */
+	size_t site;
+};
+
+/* A lock site: the private copies of one lock in many processes. */
+struct site_state {
+	uint64_t hash; /* of lockset_group()'s text */
+	/* The totals of members whose rows retired, kept in the site's. */
+	struct lt_figures retired;
+	uint64_t *members; /* the member rows' ids, this read */
+	size_t n_members, cap_members;
+	pid_t *pids; /* the union of their pids */
+	size_t n_pids, cap_pids;
+	uint64_t best_ns; /* the most wait of one member, this read */
 };
 
 /* A (lock, process or thread, role) entry of the kernel's parties map. */
@@ -245,6 +259,12 @@ struct lt_collector {
 	struct lt_site_key *site_keys; /* the sites judged so far */
 	size_t n_sites, cap_sites;
 
+	/* Lock sites with two members or more (locksites.c), their rows
+	 * as the snapshot's sites. */
+	struct lt_lock *site_rows;
+	struct site_state *site_st;
+	size_t n_site_rows, cap_site_rows, cap_site_st;
+
 	__u32 *gone; /* processes that ended before this read, sorted */
 	size_t n_gone, cap_gone;
 	/* Threads that ended before it, their process not, as
@@ -347,6 +367,11 @@ bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
 void locks_name(struct lt_collector *c, size_t i);
 ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key);
 int locks_read(struct lt_collector *c);
+
+/* locksites.c: the private copies of one lock in many processes. */
+int locksites_build(struct lt_collector *c);
+void locksites_retire(struct lt_collector *c, size_t lock);
+void locksites_free(struct lt_collector *c);
 
 /* layouts.c: known lock layouts (tdb, LMDB, SQLite). */
 #define LT_OFFSET_EOF 0x7fffffffffffffffULL /* a range to the file's end */

@@ -210,6 +210,9 @@ static int lock_detail(const struct lt_lock *l, unsigned int item,
 	case L_NPROCS:
 		atom->ul = (uint32_t)l->n_pids;
 		break;
+	case L_SITE_PROCS:
+		atom->ul = l->procs;
+		break;
 	case L_PIDS:
 		return give_string(atom, pid_list(l->pids, l->n_pids));
 	case L_HOLDERS:

@@ -224,15 +224,16 @@ static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 {
 	struct rank_input *in;
 	struct ranked *out;
-	size_t i, n_out, kept;
+	size_t i, n_out, kept, rows = lt_snapshot_rows(s);
 	int err = -ENOMEM;
 
-	in = calloc(s->n_locks ? s->n_locks : 1, sizeof(*in));
-	out = calloc(s->n_locks ? s->n_locks : 1, sizeof(*out));
+	in = calloc(rows ? rows : 1, sizeof(*in));
+	out = calloc(rows ? rows : 1, sizeof(*out));
 	if (!in || !out)
 		goto done;
-	for (i = 0; i < s->n_locks; i++) {
-		const struct lt_lock *l = &s->locks[i];
+	/* Lock sites' rows too; their members are not eligible. */
+	for (i = 0; i < rows; i++) {
+		const struct lt_lock *l = lt_snapshot_row(s, i);
 
 		in[i].key = l->id;
 		in[i].weight = (double)l->delta.wait_ns;
@@ -244,7 +245,7 @@ static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 			add_hist(m->hist_hold, l->delta.hold_hist);
 		}
 	}
-	err = rank(&m->lock_scores, decay, in, s->n_locks, out, &n_out);
+	err = rank(&m->lock_scores, decay, in, rows, out, &n_out);
 	if (err)
 		goto done;
 
@@ -253,7 +254,7 @@ static int update_locks(struct ltpm_model *m, const struct lt_snapshot *s,
 	m->other.waiters_now = 0;
 	m->other.spinning_now = 0;
 	for (i = 0; i < n_out; i++) {
-		const struct lt_lock *l = &s->locks[out[i].index];
+		const struct lt_lock *l = lt_snapshot_row(s, out[i].index);
 
 		if (i < kept) {
 			m->locks[i] = l;
@@ -345,7 +346,7 @@ int ltpm_model_update(struct ltpm_model *m, const struct lt_snapshot *s)
 {
 	double decay =
 		exp(-(s->interval_s > 0 ? s->interval_s : 0) / m->decay_s);
-	size_t most = s->n_locks;
+	size_t most = lt_snapshot_rows(s);
 	int err;
 
 	if (s->n_procs > most)

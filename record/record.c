@@ -334,8 +334,9 @@ static json_object *set_json(const struct lt_snapshot *s, bool totals)
 	int k;
 
 	memset(kf, 0, sizeof(kf));
-	for (i = 0; i < s->n_locks; i++) {
-		const struct lt_lock *l = &s->locks[i];
+	/* A lock site's row, not its members': one row per site. */
+	for (i = 0; i < lt_snapshot_rows(s); i++) {
+		const struct lt_lock *l = lt_snapshot_row(s, i);
 		const struct lt_figures *f = lt_lock_figures(l, totals);
 		json_object *lo;
 
@@ -359,6 +360,9 @@ static json_object *set_json(const struct lt_snapshot *s, bool totals)
 			json_object_object_add(
 				lo, "caller",
 				json_object_new_string(l->caller));
+		if (l->procs > 1)
+			json_object_object_add(lo, "procs",
+					       json_object_new_int64(l->procs));
 		fig_json(lo, &rf);
 		/* Where it was held: totals over the run, so in the totals. */
 		if (totals && l->n_releases)

@@ -4,7 +4,9 @@
 # the map holds, yet none is dropped, every wait is counted, and the map
 # empties once they are gone. The last generation's locks and waiters
 # take the slots the first one's left: each of its locks still shows its
-# own one wait, and its waiter that one wait.
+# own one wait, and its waiter that one wait. The generations' locks
+# are copies of lock sites (one heap offset in processes of one
+# program): --per-process lists each process's own.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 manylocks=$2
 require_bpf
@@ -12,7 +14,8 @@ require_bpf
 # Each pair of generations fits in the map, all three do not; the pauses
 # leave the collector a read (or several) between two generations.
 n=7000 generations=3
-"$locktop" --batch --json --all --delay 0.3 --output "$tmpdir/lt.json" -- \
+"$locktop" --batch --json --all --per-process --delay 0.3 \
+	--output "$tmpdir/lt.json" -- \
 	bash -c "for g in \$(seq $generations); do \"$manylocks\" $n >>\"$tmpdir/made.json\"; sleep 3; done" ||
 	fail "locktop or manylocks failed"
 final=$(tail -n 1 "$tmpdir/lt.json")

@@ -4,13 +4,15 @@
 # and waiter entries: generations of short-lived processes do not pile
 # up, their waits stay in the per-kind totals, and the locks of a
 # process that lives on keep exact figures and their own waiter while
-# the rows before them are dropped and the rest renumbered.
+# the rows before them are dropped and the rest renumbered. Its locks
+# and a generation's are copies of lock sites (the same heap offsets in
+# processes of one program): --per-process lists each process's own.
 . "$(dirname "$0")/lib.sh"
 locktop=$1 manylocks=$2
 require_bpf
 
 n=3000 generations=4 long=400
-"$locktop" --batch --json --all --delay 0.3 --retire 1 --limit 0 \
+"$locktop" --batch --json --all --delay 0.3 --retire 1 --limit 0 --per-process \
 	--output "$tmpdir/lt.json" -- bash -c "
 	for g in \$(seq $generations); do
 		\"$manylocks\" $n >/dev/null

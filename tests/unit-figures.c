@@ -32,25 +32,31 @@ struct want {
 	const char *what;
 	enum lt_kind kind;
 	bool delta, total;
+	/* The screen and batch text show it too: a figure in their
+	 * columns (lt_lock_waited()), in the interval, in the run. */
+	bool text_delta, text_total;
 };
 
 static const struct want wants[N_LOCKS] = {
-	{ "busy mutex", LT_KIND_FUTEX, true, true },
-	{ "idle mutex", LT_KIND_FUTEX, false, false },
-	{ "acquisitions only", LT_KIND_FCNTL, true, true },
-	{ "try-lock failures only", LT_KIND_FCNTL, true, true },
-	{ "busy before this interval", LT_KIND_OFD, false, true },
-	{ "condition variable", LT_KIND_FUTEX_COND, true, true },
-	{ "folded ranges", LT_KIND_FCNTL, true, true },
-	{ "waiters now only", LT_KIND_FUTEX, true, true },
-	{ "refused deadlock only", LT_KIND_FLOCK, true, true },
-	{ "idle kernel lock", LT_KIND_KERNEL, false, false },
-	{ "wakes only this interval", LT_KIND_FUTEX, true, true },
-	{ "I/O under it only", LT_KIND_FCNTL, true, true },
-	{ "spin, as long as the busy mutex", LT_KIND_SPIN, true, true },
-	{ "contended only", LT_KIND_FUTEX_PI, true, true },
-	{ "idle condition variable", LT_KIND_FUTEX_COND, false, false },
-	{ "acquired before this interval", LT_KIND_FCNTL, false, true },
+	{ "busy mutex", LT_KIND_FUTEX, true, true, true, true },
+	{ "idle mutex", LT_KIND_FUTEX, false, false, false, false },
+	{ "acquisitions only", LT_KIND_FCNTL, true, true, false, false },
+	{ "try-lock failures only", LT_KIND_FCNTL, true, true, false, false },
+	{ "busy before this interval", LT_KIND_OFD, false, true, false, true },
+	{ "condition variable", LT_KIND_FUTEX_COND, true, true, true, true },
+	{ "folded ranges", LT_KIND_FCNTL, true, true, true, true },
+	{ "waiters now only", LT_KIND_FUTEX, true, true, true, true },
+	{ "refused deadlock only", LT_KIND_FLOCK, true, true, false, false },
+	{ "idle kernel lock", LT_KIND_KERNEL, false, false, false, false },
+	{ "wakes only this interval", LT_KIND_FUTEX, true, true, false, true },
+	{ "I/O under it only", LT_KIND_FCNTL, true, true, false, false },
+	{ "spin, as long as the busy mutex", LT_KIND_SPIN, true, true, true,
+	  true },
+	{ "contended only", LT_KIND_FUTEX_PI, true, true, false, false },
+	{ "idle condition variable", LT_KIND_FUTEX_COND, false, false, false,
+	  false },
+	{ "acquired before this interval", LT_KIND_FCNTL, false, true, false,
+	  false },
 };
 
 static struct lt_lock locks[N_LOCKS];
@@ -134,15 +140,15 @@ struct ids {
 	size_t n;
 };
 
-static void output_ids(bool totals, bool all_kinds, size_t limit,
+static void output_ids(bool totals, bool all_kinds, size_t limit, bool text,
 		       struct ids *out, size_t *n_all)
 {
 	struct output_opts o = { .all_kinds = all_kinds, .limit = limit };
 	const struct lt_lock **rows;
 	size_t i;
 
-	assert_int_equal(output_rank(&o, &snap, totals, &rows, &out->n, n_all),
-			 0);
+	assert_int_equal(
+		output_rank(&o, &snap, totals, text, &rows, &out->n, n_all), 0);
 	for (i = 0; i < out->n; i++)
 		out->id[i] = rows[i]->id;
 	free(rows);
@@ -239,16 +245,20 @@ static void agent_ids(struct ltpm_model *m, struct ids *out)
 /* ---- what they must give ---- */
 
 static void assert_wanted(const char *who, const struct ids *got, bool totals,
-			  bool all_kinds)
+			  bool all_kinds, bool text)
 {
 	bool seen[N_LOCKS] = { false };
 	size_t i, n = 0;
 
 	for (i = 0; i < N_LOCKS; i++) {
 		const struct want *w = &wants[i];
-		struct lt_view v = { .totals = totals, .all_kinds = all_kinds };
-		bool want = (totals ? w->total : w->delta) &&
-			    (all_kinds || w->kind != LT_KIND_FUTEX_COND);
+		struct lt_view v = { .totals = totals,
+				     .all_kinds = all_kinds,
+				     .waited_only = text };
+		bool want =
+			(totals ? w->total : w->delta) &&
+			(!text || (totals ? w->text_total : w->text_delta)) &&
+			(all_kinds || w->kind != LT_KIND_FUTEX_COND);
 
 		assert_int_equal(lt_lock_shown(&locks[i], &v), want);
 		n += want;
@@ -262,7 +272,9 @@ static void assert_wanted(const char *who, const struct ids *got, bool totals,
 				who, (unsigned long long)id);
 		seen[id - 1] = true;
 		if (!lt_lock_shown(&locks[id - 1],
-				   &(struct lt_view){ totals, all_kinds }))
+				   &(struct lt_view){ .totals = totals,
+						      .all_kinds = all_kinds,
+						      .waited_only = text }))
 			fail_msg("%s (%s, %s kinds): shows lock %llu, %s", who,
 				 totals ? "whole run" : "interval",
 				 all_kinds ? "all" : "lock",
@@ -290,23 +302,27 @@ static void assert_same_order(const char *who, const struct ids *a,
 /* Batch text and JSON, the screen and the record, in one period. */
 static void check_views(bool totals)
 {
-	struct ids out, json, screen, rec;
+	struct ids out, text, json, screen, rec;
 	size_t n_all;
 	int all;
 
 	for (all = 0; all < 2; all++) {
-		output_ids(totals, all, 0, &out, &n_all);
+		output_ids(totals, all, 0, false, &out, &n_all);
 		assert_int_equal(n_all, out.n);
-		assert_wanted("batch output", &out, totals, all);
+		assert_wanted("batch output", &out, totals, all, false);
 		json_ids(totals, all, &json);
 		assert_same_order("JSON against batch output", &json, &out);
+		/* Batch text and the screen leave out rows of zeros. */
+		output_ids(totals, all, 0, true, &text, &n_all);
+		assert_int_equal(n_all, text.n);
+		assert_wanted("batch text", &text, totals, all, true);
 		screen_ids(totals, all, &screen);
-		assert_wanted("screen", &screen, totals, all);
-		assert_same_order("screen against batch output", &screen, &out);
+		assert_wanted("screen", &screen, totals, all, true);
+		assert_same_order("screen against batch text", &screen, &text);
 	}
 	/* A record keeps every kind; diff leaves event waits out. */
 	record_keep_ids(totals, &rec);
-	assert_wanted("record", &rec, totals, true);
+	assert_wanted("record", &rec, totals, true, false);
 }
 
 static void test_interval(void **state)
@@ -332,8 +348,8 @@ static void test_agent(void **state)
 	assert_int_equal(ltpm_model_init(&m, LTPM_TOP_MAX), 0);
 	assert_int_equal(ltpm_model_update(&m, &snap), 0);
 	agent_ids(&m, &agent);
-	assert_wanted("agent", &agent, true, false);
-	output_ids(true, false, 0, &out, &n_all);
+	assert_wanted("agent", &agent, true, false, false);
+	output_ids(true, false, 0, false, &out, &n_all);
 	assert_int_equal(agent.n, out.n);
 	/* Nothing left over for "other". */
 	assert_false(lt_figures_active(&m.other.total));
@@ -364,9 +380,9 @@ static void test_record_file(void **state)
 	rmdir(dir);
 	assert_int_equal(r->n_intervals, 1);
 	set_ids(&r->intervals[0], &got);
-	assert_wanted("record's interval", &got, false, true);
+	assert_wanted("record's interval", &got, false, true, false);
 	set_ids(&r->final, &got);
-	assert_wanted("record's final set", &got, true, true);
+	assert_wanted("record's final set", &got, true, true, false);
 	/* Its kinds add up its locks: the mutexes' waits, here. */
 	assert_int_equal(r->final.kinds[LT_KIND_FUTEX].waits, 42);
 	assert_int_equal(r->intervals[0].kinds[LT_KIND_FUTEX].waits, 10);
@@ -388,7 +404,7 @@ static void test_fewer_rows(void **state)
 	size_t n_all, i;
 
 	(void)state;
-	output_ids(false, false, 3, &cut, &n_all);
+	output_ids(false, false, 3, true, &cut, &n_all);
 	screen_ids(false, false, &screen);
 	assert_int_equal(cut.n, 3);
 	assert_int_equal(n_all, screen.n);

@@ -192,12 +192,7 @@ const struct lt_file_figures *col_file_fig(const struct col_ctx *cx,
 
 const struct lt_lock *col_find_lock(const struct lt_snapshot *s, uint64_t id)
 {
-	size_t i;
-
-	for (i = 0; i < s->n_locks; i++)
-		if (s->locks[i].id == id)
-			return &s->locks[i];
-	return NULL;
+	return lt_snapshot_find(s, id);
 }
 
 uint64_t col_lock_p99(const struct lt_figures *f)
@@ -239,6 +234,18 @@ const char *col_lock_name(const struct lt_snapshot *s, uint64_t id)
 	return l ? l->name : "-";
 }
 
+const char *col_lock_label(const struct lt_snapshot *s, uint64_t id, char *buf,
+			   size_t len)
+{
+	const struct lt_lock *l = id ? col_find_lock(s, id) : NULL;
+
+	if (!l) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	return lt_lock_label(l, buf, len);
+}
+
 void col_lock_cell(const struct col_ctx *cx, const struct lt_lock *l, int col,
 		   char *buf, size_t len)
 {
@@ -246,7 +253,7 @@ void col_lock_cell(const struct col_ctx *cx, const struct lt_lock *l, int col,
 
 	switch (col) {
 	case LC_NAME:
-		snprintf(buf, len, "%s", l->name);
+		lt_lock_label(l, buf, len);
 		break;
 	case LC_KIND:
 		snprintf(buf, len, "%s", lt_kind_name(l->kind));
@@ -335,7 +342,7 @@ void col_proc_cell(const struct col_ctx *cx, const struct lt_proc *p, int col,
 		col_fmt_time_rate(cx, f->io_ns, buf, len);
 		break;
 	case PC_TOP:
-		snprintf(buf, len, "%s", col_lock_name(cx->snap, p->top_lock));
+		col_lock_label(cx->snap, p->top_lock, buf, len);
 		break;
 	default:
 		buf[0] = 0;

@@ -99,6 +99,9 @@ const struct lt_file_figures *col_file_fig(const struct col_ctx *cx,
 const struct lt_lock *col_find_lock(const struct lt_snapshot *s, uint64_t id);
 /* The lock's name, "-" for none or one no longer in the snapshot. */
 const char *col_lock_name(const struct lt_snapshot *s, uint64_t id);
+/* The same as people read it: with a lock site's process count. */
+const char *col_lock_label(const struct lt_snapshot *s, uint64_t id, char *buf,
+			   size_t len);
 uint64_t col_lock_p99(const struct lt_figures *f);
 
 /* A cell's sort key, and its text. */

@@ -291,6 +291,7 @@ static int open_output(struct run *r)
 {
 	r->out.json = env.json;
 	r->out.all_kinds = env.all_kinds;
+	r->out.members = env.per_process;
 	r->out.limit = env.limit >= 0 ? (size_t)env.limit : (env.json ? 0 : 20);
 	r->out.out = stdout;
 	if (env.output && !env.record && strcmp(env.output, "-")) {

@@ -69,6 +69,7 @@ static const char args_doc[] =
 enum {
 	OPT_ALL = 'a',
 	OPT_STACKS = 0x100,
+	OPT_PER_PROCESS,
 	OPT_HOST,
 	OPT_ARCHIVE,
 	OPT_SERIES,
@@ -116,6 +117,10 @@ static const struct argp_option options[] = {
 	{ "all", OPT_ALL, NULL, 0,
 	  "Show condition-like waits (futex-cond) "
 	  "too",
+	  0 },
+	{ "per-process", OPT_PER_PROCESS, NULL, 0,
+	  "Batch output: each process's own copy of a lock site as a "
+	  "row of its own, in place of the site's row",
 	  0 },
 	{ "limit", 'l', "N", 0,
 	  "At most N rows per table (default 20 for "
@@ -339,6 +344,7 @@ static bool parse_flag(int key)
 		{ 'j', &env.json },
 		{ 'v', &env.verbose },
 		{ OPT_ALL, &env.all_kinds },
+		{ OPT_PER_PROCESS, &env.per_process },
 		{ OPT_STACKS, &env.stacks },
 		{ OPT_EXACT_HOLDS, &env.exact_holds },
 		{ OPT_NO_KERNEL, &env.no_kernel_locks },

@@ -15,6 +15,7 @@ struct env {
 	bool batch;
 	bool json;
 	bool all_kinds;
+	bool per_process; /* a lock site's members in place of its row */
 	bool verbose;
 	bool stacks;
 	bool exact_holds; /* --exact-holds */

@@ -11,14 +11,19 @@
 #include "record.h"
 
 int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
-		bool totals, const struct lt_lock ***rows, size_t *n_rows,
-		size_t *n_all)
+		bool totals, bool text, const struct lt_lock ***rows,
+		size_t *n_rows, size_t *n_all)
 {
-	struct lt_view v = { .totals = totals, .all_kinds = o->all_kinds };
-	size_t want = o->limit ? o->limit : s->n_locks;
+	/* Text tables leave out the rows whose columns would all be
+	 * zero; JSON keeps every lock with activity. */
+	struct lt_view v = { .totals = totals,
+			     .all_kinds = o->all_kinds,
+			     .members = o->members,
+			     .waited_only = text };
+	size_t want = o->limit ? o->limit : lt_snapshot_rows(s);
 
-	if (want > s->n_locks)
-		want = s->n_locks;
+	if (want > lt_snapshot_rows(s))
+		want = lt_snapshot_rows(s);
 	/* A bounded selection: sorting every lock would cost more than
 	 * reading them when only the top few are shown. */
 	*rows = calloc(want ? want : 1, sizeof(**rows));
@@ -81,7 +86,37 @@ static json_object *drops_json(const struct lt_snapshot *s, bool totals)
 	return o;
 }
 
-static json_object *lock_json(const struct lt_lock *l, bool totals)
+/* A lock site's members: each process's own row, most wait first. */
+static json_object *members_json(const struct lt_snapshot *s,
+				 const struct lt_lock *l, bool totals)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < l->n_members; i++) {
+		const struct lt_lock *m = lt_snapshot_find(s, l->members[i]);
+		const struct lt_figures *f;
+		json_object *o;
+
+		if (!m)
+			continue;
+		f = lt_lock_figures(m, totals);
+		o = json_object_new_object();
+		json_object_object_add(o, "id", j_u64(m->id));
+		json_object_object_add(
+			o, "pid",
+			json_object_new_int(m->n_pids ? m->pids[0] : 0));
+		json_object_object_add(o, "waits", j_u64(f->waits));
+		json_object_object_add(o, "wait_ns", j_u64(f->wait_ns));
+		json_object_object_add(o, "waiters_now",
+				       json_object_new_int64(m->waiters_now));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *lock_json(const struct lt_snapshot *s,
+			      const struct lt_lock *l, bool totals)
 {
 	const struct lt_figures *f = lt_lock_figures(l, totals);
 	json_object *o = json_object_new_object();
@@ -151,6 +186,9 @@ static json_object *lock_json(const struct lt_lock *l, bool totals)
 	json_object_object_add(
 		o, "stack", l->stack ? json_object_new_string(l->stack) : NULL);
 	json_object_object_add(o, "release_stacks", record_releases_json(l));
+	json_object_object_add(o, "procs",
+			       json_object_new_int64(l->procs ? l->procs : 1));
+	json_object_object_add(o, "members", members_json(s, l, totals));
 	return o;
 }
 
@@ -292,13 +330,9 @@ static json_object *deadlocks_json(const struct lt_snapshot *s)
 
 		for (m = 0; m < dl->n && m < LT_CYCLE_MAX; m++) {
 			json_object *mo = json_object_new_object();
-			const char *name = "";
-			size_t i;
-
-			for (i = 0; i < s->n_locks; i++)
-				if (s->locks[i].id == dl->locks[m] &&
-				    dl->locks[m])
-					name = s->locks[i].name;
+			const struct lt_lock *l =
+				lt_snapshot_find(s, dl->locks[m]);
+			const char *name = l ? l->name : "";
 			json_object_object_add(
 				mo, "pid", json_object_new_int(dl->pids[m]));
 			json_object_object_add(
@@ -355,14 +389,14 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 	size_t n, all, i;
 	int ret;
 
-	ret = output_rank(o, s, totals, &rows, &n, &all);
+	ret = output_rank(o, s, totals, false, &rows, &n, &all);
 	if (ret) {
 		json_object_put(root);
 		json_object_put(locks);
 		return ret;
 	}
 	for (i = 0; i < n; i++)
-		json_object_array_add(locks, lock_json(rows[i], totals));
+		json_object_array_add(locks, lock_json(s, rows[i], totals));
 	free(rows);
 
 	json_object_object_add(root, "time", json_object_new_double(s->time));
@@ -463,10 +497,14 @@ static void print_row(FILE *out, int host_w, const struct lt_lock *l,
 {
 	const struct lt_figures *f = lt_lock_figures(l, totals);
 	char waits[24], total[16], avg[16], max[16], proc[48];
+	char name[LT_NAME_LEN + 32];
 	const char *cell[BC_NR] = {
-		[BC_NAME] = l->name, [BC_KIND] = lt_kind_name(l->kind),
-		[BC_WAITS] = waits,  [BC_WAIT] = total,
-		[BC_AVG] = avg,	     [BC_MAX] = max,
+		[BC_NAME] = lt_lock_label(l, name, sizeof(name)),
+		[BC_KIND] = lt_kind_name(l->kind),
+		[BC_WAITS] = waits,
+		[BC_WAIT] = total,
+		[BC_AVG] = avg,
+		[BC_MAX] = max,
 		[BC_PROC] = proc,
 	};
 
@@ -505,7 +543,7 @@ static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
 	size_t n, shown, i;
 	int ret;
 
-	ret = output_rank(o, s, totals, &rows, &shown, &n);
+	ret = output_rank(o, s, totals, true, &rows, &shown, &n);
 	if (ret)
 		return ret;
 	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));

@@ -11,6 +11,7 @@ struct output_opts {
 	FILE *out;
 	bool json;
 	bool all_kinds; /* show condition-like waits too */
+	bool members; /* a lock site's members in place of its row */
 	size_t limit; /* rows per table; 0 means all */
 };
 
@@ -22,8 +23,8 @@ struct output_opts {
  * cut). Returns 0 or -ENOMEM.
  */
 int output_rank(const struct output_opts *o, const struct lt_snapshot *s,
-		bool totals, const struct lt_lock ***rows, size_t *n_rows,
-		size_t *n_all);
+		bool totals, bool text, const struct lt_lock ***rows,
+		size_t *n_rows, size_t *n_all);
 
 /* One interval: its deltas. */
 int output_interval(const struct output_opts *o, const struct lt_snapshot *s);

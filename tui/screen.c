@@ -211,6 +211,15 @@ static void draw_status(struct screen *sc, int y, int cols)
 	if (sc->pid_filter)
 		n += snprintf(line + n, sizeof(line) - n, "  pid=%d",
 			      sc->pid_filter);
+	if (sc->site_open && sc->view == VIEW_LOCKS) {
+		const struct lt_lock *l =
+			col_find_lock(sc->cx.snap, sc->site_open);
+		char name[LT_NAME_LEN + 32];
+
+		n += snprintf(line + n, sizeof(line) - n,
+			      "  processes of %s (Esc: back)",
+			      l ? lt_lock_label(l, name, sizeof(name)) : "?");
+	}
 	if (sc->kind_filter >= 0)
 		n += snprintf(line + n, sizeof(line) - n, "  kind=%s",
 			      lt_kind_name(sc->kind_filter));

@@ -172,6 +172,15 @@ static void next_kind(struct screen *sc)
 	sc->sel_ident[sc->view] = 0;
 }
 
+/* The Locks view lists lock site id's processes' rows; 0: every lock. */
+static void open_site(struct screen *sc, uint64_t id)
+{
+	sc->site_open = id;
+	sc->sel[VIEW_LOCKS] = 0;
+	sc->sel_ident[VIEW_LOCKS] = 0;
+	sc->top[VIEW_LOCKS] = 0;
+}
+
 static enum screen_action table_key(struct screen *sc, int ch, int page)
 {
 	switch (ch) {
@@ -219,10 +228,22 @@ static enum screen_action table_key(struct screen *sc, int ch, int page)
 			const struct lt_lock *l =
 				sc->rows[sc->sel[sc->view]].item;
 
+			/* A lock site opens into its processes' rows. */
+			if (l->n_members && !sc->site_open) {
+				open_site(sc, l->id);
+				break;
+			}
 			sc->detail_id = l->id;
 			sc->detail_scroll = 0;
 			sc->mode = MODE_DETAIL;
 		}
+		break;
+	case 27:
+	case KEY_LEFT:
+	case KEY_BACKSPACE:
+	case 127:
+		if (sc->view == VIEW_LOCKS && sc->site_open)
+			open_site(sc, 0);
 		break;
 	}
 	return SCREEN_NONE;
@@ -322,6 +343,7 @@ static bool shared_key(struct screen *sc, int ch, enum screen_action *act)
 		sc->filter[0] = 0;
 		sc->pid_filter = 0;
 		sc->kind_filter = -1;
+		sc->site_open = 0;
 		return true;
 	case ' ':
 		sc->paused = !sc->paused;

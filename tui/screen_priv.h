@@ -81,6 +81,7 @@ struct screen {
 	char filter[64];
 	pid_t pid_filter;
 	int kind_filter; /* -1: every kind shown */
+	uint64_t site_open; /* the lock site whose members are listed, or 0 */
 	enum prompt prompt;
 	char input[64];
 	size_t input_len;

@@ -28,20 +28,25 @@ static bool lock_has_pid(const struct lt_lock *l, pid_t pid)
 	return l->holder == pid;
 }
 
-/* The locks batch output shows (lt_lock_shown()), then the filters. */
+/*
+ * The locks batch text shows (lt_lock_shown()), or an open lock site's
+ * members, then the filters.
+ */
 static bool lock_shown(const struct screen *sc, const struct lt_lock *l)
 {
 	struct lt_view v = { .totals = sc->cx.cumulative,
-			     .all_kinds = sc->o.all_kinds };
+			     .all_kinds = sc->o.all_kinds ||
+					  sc->kind_filter >= 0,
+			     .members = sc->site_open != 0,
+			     .waited_only = true };
 
-	if (sc->kind_filter >= 0) {
-		/* The kind asked for, which may be an event wait's. */
-		if ((int)l->kind != sc->kind_filter ||
-		    !lt_lock_worth_showing(l, v.totals))
-			return false;
-	} else if (!lt_lock_shown(l, &v)) {
+	/* The kind asked for, which may be an event wait's. */
+	if (sc->kind_filter >= 0 && (int)l->kind != sc->kind_filter)
 		return false;
-	}
+	if (sc->site_open && l->site != sc->site_open)
+		return false;
+	if (!lt_lock_shown(l, &v))
+		return false;
 	if (sc->filter[0] && !strcasestr(l->name, sc->filter))
 		return false;
 	if (sc->pid_filter && !lock_has_pid(l, sc->pid_filter))
@@ -153,10 +158,10 @@ void screen_table_build_rows(struct screen *sc)
 		return;
 	switch (sc->view) {
 	case VIEW_LOCKS:
-		if (grow_rows(sc, s->n_locks))
+		if (grow_rows(sc, lt_snapshot_rows(s)))
 			return;
-		for (i = 0; i < s->n_locks; i++) {
-			const struct lt_lock *l = &s->locks[i];
+		for (i = 0; i < lt_snapshot_rows(s); i++) {
+			const struct lt_lock *l = lt_snapshot_row(s, i);
 
 			if (!lock_shown(sc, l))
 				continue;

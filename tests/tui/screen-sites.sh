@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# A lock site on the live screen (tmux): sitelock's processes each take
+# their own mutex at one [heap] offset. The Locks view shows one row,
+# [heap]+0x... (N sitelock); Enter lists its processes' rows, one per
+# process, and Esc goes back; the Processes view's TOP LOCK is the site.
+. "$(dirname "$0")/../lib.sh"
+locktop=$1 sitelock=$2
+require_bpf
+command -v tmux >/dev/null || skip "tmux is not installed"
+procs=3
+tmpdir=$(mktemp -d)
+. "$(dirname "$0")/tmux.sh"
+cleanup() {
+	T kill-server 2>/dev/null || true
+	end_jobs
+	rm -rf "$tmpdir"
+}
+trap cleanup EXIT
+
+T new-session -d -s lt -x 140 -y 40 \
+	"env TERM=tmux-256color LC_ALL=C $locktop -d 0.5 --no-kernel-locks --spin-hz 0 -- $sitelock -p $procs -t 3 -s 30 -h 20 2>$tmpdir/err; echo \$? >$tmpdir/rc; sleep 60"
+
+site="\[heap\]\+0x[0-9a-f]+ \($procs sitelock\) +futex "
+wait_for "the site's row" "$site"
+n=$(grep -cE '\[heap\]\+0x' "$tmpdir/screen")
+[ "$n" = 1 ] || fail "the site is $n rows: $(cat "$tmpdir/screen")"
+echo "ok: one row, $(grep -oE "\[heap\]\+0x[0-9a-f]+ \($procs sitelock\)" "$tmpdir/screen")"
+
+# Enter on the site: its processes' own rows.
+T send-keys -t lt '/' 'heap' Enter
+wait_for "filtered" "name~'heap'"
+T send-keys -t lt Home Enter
+wait_for "members" "processes of \[heap\]\+0x[0-9a-f]+ \($procs sitelock\)"
+wait_for "member rows" "^\[heap\]\+0x[0-9a-f]+ +futex "
+rows=$(grep -cE '^\[heap\]\+0x[0-9a-f]+ +futex ' "$tmpdir/screen")
+[ "$rows" = $procs ] || fail "$rows member rows: $(cat "$tmpdir/screen")"
+echo "ok: Enter lists $rows processes' rows"
+# A member's Enter is its detail.
+T send-keys -t lt Home Enter
+wait_for "a member's detail" '^kind futex +id [0-9]+'
+T send-keys -t lt Escape
+wait_for "back to the members" "processes of \[heap\]"
+T send-keys -t lt Escape
+wait_for "back to the site" "$site"
+echo "ok: Esc goes back"
+
+# Processes: every sitelock worker's TOP LOCK is the site.
+T send-keys -t lt c P
+wait_for "Processes view" '^ *PID +COMMAND'
+wait_for "TOP LOCK" "sitelock .*\[heap\]\+0x[0-9a-f]+ \($procs sitelock\)"
+tops=$(grep -cE "sitelock .*\[heap\]\+0x[0-9a-f]+ \($procs sitelock\)" "$tmpdir/screen")
+[ "$tops" = $procs ] || fail "$tops processes name the site: $(cat "$tmpdir/screen")"
+echo "ok: TOP LOCK names the site in $tops processes"
+T send-keys -t lt q
+for _ in $(seq 50); do
+	[ -s "$tmpdir/rc" ] && break
+	sleep 0.1
+done
+gone
+echo PASS
