@@ -145,7 +145,8 @@ within "file lock wait time" "$(kinds wait_ns "$file")" \
 # [heap] lock, one copy in each smbd, may add up to more).
 top=$(jq -c '[.locks[] | select(.kind != "futex-cond" and
 	(.procs // 1) == 1)][0] |
-	{name, kind, waits, wait_ns, procs: (.pids | length)}' <<<"$final")
+	{name, key, kind, waits, wait_ns, procs: (.pids | length),
+	holders: [.holders[] | .comm] | unique}' <<<"$final")
 echo "busiest: $top"
 case $server in
 smb-mutex | smb-fcntl)
@@ -156,6 +157,14 @@ smb-mutex | smb-fcntl)
 		<<<"$top" >/dev/null ||
 		fail "the busiest lock is not a $kind lock in locking.tdb" \
 			"waited for by many smbd: $top"
+	# Named by what it is in tdb's layout, with one key whatever its
+	# kind (record-samba pairs the two modes by it), held by smbd.
+	jq -e '(.name | test("/lock/locking\\.tdb chain [0-9]+$")) and
+		(.key | test("^tdb:locking\\.tdb chain [0-9]+$")) and
+		(.holders | length > 0) and all(.holders[]; . == "smbd")' \
+		<<<"$top" >/dev/null ||
+		fail "the busiest lock is not named by its tdb chain, or not" \
+			"held by smbd: $top"
 	# One row per lock site: each smbd's private copy of a lock at
 	# one [heap] offset (libmessages-dgm's mutex) adds up in one row
 	# with its process count, its members' waits its own.
@@ -173,14 +182,29 @@ smb-mutex | smb-fcntl)
 		>/dev/null || fail "a site's members do not add up: $heap"
 	;;
 slapd)
-	jq -e '.kind == "futex" and (.name | contains("/db/lock.mdb"))' \
+	jq -e '.kind == "futex" and
+		(.name | test("/db/lock\\.mdb writer mutex$"))' \
 		<<<"$top" >/dev/null ||
-		fail "the busiest lock is not LMDB's mutex in lock.mdb: $top"
+		fail "the busiest lock is not LMDB's writer mutex: $top"
 	;;
 mariadb)
 	jq -e '[.locks[] | select(.kind == "futex" and .waits > 0 and
 		any(.waiters[]; .comm == "mariadbd"))] | length > 0' \
 		<<<"$final" >/dev/null || fail "no futex row waited on by mariadbd"
+	# InnoDB's lock words hold a flag bit and a count, not an owner:
+	# their holders are the wakers, mariadbd's own threads, never a
+	# kernel thread or another process.
+	jq -e '[.locks[] | select((.kind | startswith("futex")) and
+		any(.waiters[]; .comm == "mariadbd")) | .holders[]] |
+		all(.comm == "mariadbd" and .pid > 4)' <<<"$final" \
+		>/dev/null || fail "a holder of mariadbd's locks is not" \
+			"mariadbd: $(jq -c '[.locks[] | select(any(.waiters[];
+			.comm == "mariadbd")) | .holders[] |
+			select(.comm != "mariadbd")][:5]' <<<"$final")"
+	# Its own lock words are locks, shown by default.
+	jq -e '[.locks[] | select(.kind == "futex" and
+		any(.waiters[]; .comm == "mariadbd"))] | length > 0' \
+		<<<"$final" >/dev/null || fail "no futex row of mariadbd's"
 	;;
 esac
 echo PASS
