@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "testclock.h"
 
 #define MAX_THREADS 64
 
@@ -28,22 +29,6 @@ struct bss_area {
 static struct bss_area bss_area;
 static atomic_int go;
 static long loops = 2000, hold_us = 20;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void busy(long us)
-{
-	uint64_t end = now_ns() + (uint64_t)us * 1000;
-
-	while (now_ns() < end)
-		;
-}
 
 static void *worker(void *arg)
 {

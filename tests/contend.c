@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "testclock.h"
 
 #define MAX_THREADS 64
 
@@ -34,23 +35,6 @@ struct result {
 };
 
 static struct result results[MAX_THREADS];
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* Work on the CPU for us microseconds: a hold that really holds. */
-static void busy(long us)
-{
-	uint64_t end = now_ns() + (uint64_t)us * 1000;
-
-	while (now_ns() < end)
-		;
-}
 
 static void *worker(void *arg)
 {

@@ -23,28 +23,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "testclock.h"
 
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int done;
 static long loops = 2000, hold_us = 300;
 static int fd = -1;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* Work on the CPU for us microseconds: a hold that really holds. */
-static void busy(long us)
-{
-	uint64_t end = now_ns() + (uint64_t)us * 1000;
-
-	while (now_ns() < end)
-		;
-}
 
 static __attribute__((noinline)) void hold_the_lock_long(void)
 {

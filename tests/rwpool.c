@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "testclock.h"
 
 #define READERS 3
 #define ROUNDS 40
@@ -22,14 +23,6 @@ static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t idle;
 static atomic_int done;
 static atomic_ullong read_wait_ns;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void *reader(void *arg)
 {

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include "testclock.h"
 
 #define MAX_THREADS 64
 
@@ -27,23 +28,6 @@ static pthread_mutex_t *lock;
 static long loops = 2000, hold_us = 20, secs;
 static int nthreads = 4;
 static atomic_int stop;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* Work on the CPU for us microseconds: a hold that really holds. */
-static void busy(long us)
-{
-	uint64_t end = now_ns() + (uint64_t)us * 1000;
-
-	while (now_ns() < end)
-		;
-}
 
 static void *worker(void *arg)
 {

@@ -5,36 +5,9 @@
 # file's total across kinds, rows of a handful of waits out of the top,
 # a record's own operation count, and the CPU time of --pid's processes.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/difflib.sh"
 locktop=$(realpath "$1") mkrecord=$(realpath "$2")
 cd "$tmpdir"
-
-mk() { python3 "$mkrecord" "$@" || fail "mkrecord.py $*"; }
-
-diff_ok() {
-	local rc=0
-	"$locktop" diff "$@" >out.txt 2>err.txt || rc=$?
-	if grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' err.txt; then
-		cat err.txt >&2
-		fail "sanitizer report"
-	fi
-	[ "$rc" -eq 0 ] || fail "locktop diff $* exited $rc: $(cat out.txt err.txt)"
-}
-
-line_of() {
-	awk -v row="$1" -v m="  $2 " '
-		/^[^ ]/ { cur = $0 }
-		cur == row && index($0, m) == 1 { print; exit }' out.txt
-}
-
-verdict_is() {
-	local l
-	l=$(line_of "$1" "$2")
-	[ -n "$l" ] || fail "no line '$2' under '$1': $(cat out.txt)"
-	case $l in
-	*"  "$3) ;;
-	*) fail "$1 $2: want '$3', got: '$l'" ;;
-	esac
-}
 
 # Before: a tdb chain by fcntl and another fcntl lock of the same file,
 # keyed as a store's layout names them ("fcntl:locking.tdb chain 7");
