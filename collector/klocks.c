@@ -119,22 +119,28 @@ static bool proc_path(pid_t pid, uint64_t dev, uint64_t ino, char *buf,
 	return found;
 }
 
-/*
- * The path the probe's names of an inode's dentry and its parents make
- * under a mount of its filesystem's root, when it is that inode: the
- * name of a directory waited for by paths from anywhere.
- */
-static bool chain_path(const struct lt_kwhere *kw, char *buf, size_t len)
+/* The probe's names of a dentry's last k parents and itself, as a path
+ * under prefix. */
+static size_t join_dirs(const struct lt_kwhere *kw, __u32 k, const char *prefix,
+			char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", prefix);
+	__u32 i;
+
+	for (i = k; i-- > 0 && n < len;)
+		n += (size_t)snprintf(buf + n, len - n, "/%.*s", LT_KDIR_LEN,
+				      kw->dirs[i]);
+	return n;
+}
+
+/* The chain under a mount of its filesystem's root, from mountinfo. */
+static bool mounted_path(const struct lt_kwhere *kw, char *buf, size_t len)
 {
 	char line[1024], root[512], at[512];
 	unsigned int maj, min;
 	bool found = false;
-	size_t n;
-	__u32 i;
 	FILE *f;
 
-	if (!kw->rooted || !kw->ndirs || kw->ndirs > LT_KDIRS)
-		return false;
 	f = fopen("/proc/self/mountinfo", "re");
 	while (f && !found && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%*d %*d %u:%u %511s %511s", &maj, &min, root,
@@ -142,15 +148,36 @@ static bool chain_path(const struct lt_kwhere *kw, char *buf, size_t len)
 		    maj != kw->dev >> 20 || min != (kw->dev & 0xfffff) ||
 		    strcmp(root, "/"))
 			continue;
-		n = (size_t)snprintf(buf, len, "%s", strcmp(at, "/") ? at : "");
-		for (i = kw->ndirs; i-- > 0 && n < len;)
-			n += (size_t)snprintf(buf + n, len - n, "/%.*s",
-					      LT_KDIR_LEN, kw->dirs[i]);
-		found = n < len && is_file(buf, kw->dev, kw->ino);
+		found = join_dirs(kw, kw->ndirs, strcmp(at, "/") ? at : "", buf,
+				  len) < len &&
+			is_file(buf, kw->dev, kw->ino);
 	}
 	if (f)
 		fclose(f);
 	return found;
+}
+
+/*
+ * The path the probe's names of an inode's dentry and its parents make,
+ * when it is that inode: the name of a directory waited for by paths
+ * from anywhere. Under a mount of its filesystem's root when the names
+ * reach that root; else, or where that path is not this process's (a
+ * chroot, a deeper tree than the probe keeps), the longest tail of
+ * the names that leads from this process's root to the same inode.
+ */
+static bool chain_path(const struct lt_kwhere *kw, char *buf, size_t len)
+{
+	__u32 k;
+
+	if (!kw->ndirs || kw->ndirs > LT_KDIRS)
+		return false;
+	if (kw->rooted && mounted_path(kw, buf, len))
+		return true;
+	for (k = kw->ndirs; k > 0; k--)
+		if (join_dirs(kw, k, "", buf, len) < len &&
+		    is_file(buf, kw->dev, kw->ino))
+			return true;
+	return false;
 }
 
 /* flc_lock of a file some process locked: the file lock probe's name. */

@@ -54,15 +54,11 @@ void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 	const char *path, *base;
 	char clean[256];
 
-	if (!vma) {
+	/* Anonymous memory (a malloc arena's heap) has no name of its
+	 * own: the address, as the probe's record names it once the
+	 * process is gone, so that one lock keeps one name. */
+	if (!vma || !vma->path[0]) {
 		snprintf(buf, len, "0x%" PRIx64, addr);
-		return;
-	}
-	if (!vma->path[0]) {
-		/* Anonymous memory (a malloc arena's heap, a thread's
-		 * stack): the mapping, and the offset in it. */
-		snprintf(buf, len, "[anon@0x%" PRIx64 "]+0x%" PRIx64,
-			 vma->start, addr - vma->start);
 		return;
 	}
 	path = vma->path;

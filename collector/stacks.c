@@ -220,16 +220,28 @@ static void show_releases(struct lt_collector *c, struct lock_state *s,
 	const char *text;
 	size_t k;
 
+	size_t j;
+
 	l->n_releases = 0;
 	for (k = 0; k < s->n_rel; k++) {
 		sk.stack_id = s->rel[k].stack_id;
 		text = kept_text(c, &sk, s->rel[k].pid);
 		if (!text)
 			continue;
-		l->releases[l->n_releases].stack = text;
-		l->releases[l->n_releases].count = s->rel[k].count;
-		l->releases[l->n_releases].ns = s->rel[k].ns;
-		l->n_releases++;
+		/* Code without frame pointers gives the kernel's walk
+		 * frames of its own each time: one unwound stack may come
+		 * under several ids, and is one release stack. */
+		for (j = 0; j < l->n_releases; j++)
+			if (!strcmp(l->releases[j].stack, text))
+				break;
+		if (j == l->n_releases) {
+			l->releases[j].stack = text;
+			l->releases[j].count = 0;
+			l->releases[j].ns = 0;
+			l->n_releases++;
+		}
+		l->releases[j].count += s->rel[k].count;
+		l->releases[j].ns += s->rel[k].ns;
 	}
 }
 

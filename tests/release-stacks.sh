@@ -58,8 +58,19 @@ if [ "$mode" = mutex ]; then
 		"$tmpdir/bt.out")
 	[ "$truth" -gt 500 ] ||
 		fail "too few wakes to judge: $truth ($(head -c 300 "$tmpdir/bt.out"))"
-	within "releases that woke a waiter" \
-		"$(jq '[.release_stacks[].count] | add' <<<"$row")" "$truth" 1 bpftrace
+	ours=$(jq '[.release_stacks[].count] | add' <<<"$row")
+	if [ "$(basename "$relstack")" = relstack-nofp ]; then
+		# Without frame pointers the kernel's walk gives a release
+		# frames of its own each time, so one unwound stack may come
+		# under many ids, of which the lock keeps its top few: they
+		# add up to no more than every release.
+		echo "releases that woke a waiter: ours $ours (top stacks)," \
+			"bpftrace $truth"
+		[ "$ours" -le "$truth" ] ||
+			fail "more releases than bpftrace counted: $ours > $truth"
+	else
+		within "releases that woke a waiter" "$ours" "$truth" 1 bpftrace
+	fi
 fi
 gone
 echo PASS

@@ -20,26 +20,35 @@ trap cleanup EXIT
 T new-session -d -s lt -x 140 -y 40 \
 	"env TERM=tmux-256color LC_ALL=C $locktop -d 0.5 --no-kernel-locks --spin-hz 0 -- $sitelock -p $procs -t 3 -s 30 -h 20 2>$tmpdir/err; echo \$? >$tmpdir/rc; sleep 60"
 
-site="\[heap\]\+0x[0-9a-f]+ \($procs sitelock\) +futex "
+# malloc's heap; under AddressSanitizer, whose allocator keeps its own
+# anonymous mappings from 0x600000000000 on, the address.
+if ldd "$sitelock" 2>/dev/null | grep -q libasan; then
+	word=0x60 mem='0x60[0-9a-f]+'
+else
+	word=heap mem='\[heap\]\+0x[0-9a-f]+'
+fi
+site="$mem \($procs sitelock\) +futex "
 wait_for "the site's row" "$site"
-n=$(grep -cE '\[heap\]\+0x' "$tmpdir/screen")
+n=$(grep -cE "^$mem " "$tmpdir/screen")
 [ "$n" = 1 ] || fail "the site is $n rows: $(cat "$tmpdir/screen")"
-echo "ok: one row, $(grep -oE "\[heap\]\+0x[0-9a-f]+ \($procs sitelock\)" "$tmpdir/screen")"
+echo "ok: one row, $(grep -oE "$mem \($procs sitelock\)" "$tmpdir/screen")"
 
 # Enter on the site: its processes' own rows.
-T send-keys -t lt '/' 'heap' Enter
-wait_for "filtered" "name~'heap'"
+T send-keys -t lt '/'
+T send-keys -t lt -l "$word"
+T send-keys -t lt Enter
+wait_for "filtered" "name~'$word'"
 T send-keys -t lt Home Enter
-wait_for "members" "processes of \[heap\]\+0x[0-9a-f]+ \($procs sitelock\)"
-wait_for "member rows" "^\[heap\]\+0x[0-9a-f]+ +futex "
-rows=$(grep -cE '^\[heap\]\+0x[0-9a-f]+ +futex ' "$tmpdir/screen")
+wait_for "members" "processes of $mem \($procs sitelock\)"
+wait_for "member rows" "^$mem +futex "
+rows=$(grep -cE "^$mem +futex " "$tmpdir/screen")
 [ "$rows" = $procs ] || fail "$rows member rows: $(cat "$tmpdir/screen")"
 echo "ok: Enter lists $rows processes' rows"
 # A member's Enter is its detail.
 T send-keys -t lt Home Enter
 wait_for "a member's detail" '^kind futex +id [0-9]+'
 T send-keys -t lt Escape
-wait_for "back to the members" "processes of \[heap\]"
+wait_for "back to the members" "processes of $mem"
 T send-keys -t lt Escape
 wait_for "back to the site" "$site"
 echo "ok: Esc goes back"
@@ -47,8 +56,8 @@ echo "ok: Esc goes back"
 # Processes: every sitelock worker's TOP LOCK is the site.
 T send-keys -t lt c P
 wait_for "Processes view" '^ *PID +COMMAND'
-wait_for "TOP LOCK" "sitelock .*\[heap\]\+0x[0-9a-f]+ \($procs sitelock\)"
-tops=$(grep -cE "sitelock .*\[heap\]\+0x[0-9a-f]+ \($procs sitelock\)" "$tmpdir/screen")
+wait_for "TOP LOCK" "sitelock .*$mem \($procs sitelock\)"
+tops=$(grep -cE "sitelock .*$mem \($procs sitelock\)" "$tmpdir/screen")
 [ "$tops" = $procs ] || fail "$tops processes name the site: $(cat "$tmpdir/screen")"
 echo "ok: TOP LOCK names the site in $tops processes"
 T send-keys -t lt q
