@@ -433,6 +433,10 @@ bool lt_lock_waited(const struct lt_lock *l, bool totals);
  * the processes whose copies it adds up. Returns buf.
  */
 const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len);
+/* The same in at most WIDTH columns: a site's "(N comm)" kept whole and
+ * its name cut in the middle with "~" where it must be. */
+const char *lt_lock_label_fit(const struct lt_lock *l, char *buf, size_t len,
+			      size_t width);
 
 /* The figures of l for the period: the whole run's, or the interval's. */
 const struct lt_figures *lt_lock_figures(const struct lt_lock *l, bool totals);

@@ -77,13 +77,40 @@ const char *lt_format_ns(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len)
+/* A lock site's " (N comm)", else "". */
+static void site_suffix(const struct lt_lock *l, char *buf, size_t len)
 {
 	if (l->n_members || l->procs > 1)
-		snprintf(buf, len, "%s (%u %s)", l->name,
+		snprintf(buf, len, " (%u %s)",
 			 l->procs ? l->procs : (unsigned int)l->n_members,
 			 l->comm[0] ? l->comm : "processes");
 	else
-		snprintf(buf, len, "%s", l->name);
+		buf[0] = '\0';
+}
+
+const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len)
+{
+	char suffix[48];
+
+	site_suffix(l, suffix, sizeof(suffix));
+	snprintf(buf, len, "%s%s", l->name, suffix);
+	return buf;
+}
+
+const char *lt_lock_label_fit(const struct lt_lock *l, char *buf, size_t len,
+			      size_t width)
+{
+	char suffix[48];
+	size_t n = strlen(l->name), keep, head;
+
+	site_suffix(l, suffix, sizeof(suffix));
+	if (!suffix[0] || n + strlen(suffix) <= width ||
+	    strlen(suffix) + 8 > width)
+		return lt_lock_label(l, buf, len);
+	/* The name's start and end, the process count whole. */
+	keep = width - strlen(suffix) - 1;
+	head = keep / 2;
+	snprintf(buf, len, "%.*s~%s%s", (int)head, l->name,
+		 l->name + n - (keep - head), suffix);
 	return buf;
 }

@@ -208,6 +208,12 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 	/* A shared file: its full path, while a process maps it. */
 	if (vma && vma->path[0] == '/' && vma->perms[3] == 's')
 		name_shared_futex(c, l, s, pid, vma, addr);
+	/* Anonymous memory, [heap] and [stack] too: from the mapping the
+	 * probe saw at the wait, alive or gone, so that one lock keeps
+	 * one name (a mapping may grow, split or merge since). */
+	else if (w && (!vma || vma->path[0] != '/') &&
+		 lt_name_where(w, addr, l->name, sizeof(l->name)))
+		return;
 	else if (vma || !w)
 		lt_name_address(vma, addr, l->name, sizeof(l->name));
 	else if (!lt_name_where(w, addr, l->name, sizeof(l->name)))
@@ -244,7 +250,13 @@ void locks_name(struct lt_collector *c, size_t i)
 		locks_read_comm(c, wp->tgid, l->comm);
 	if (!l->comm[0] && s->n_pids)
 		locks_read_comm(c, s->pids[0], l->comm);
-	/* Identity across runs: what the lock is, not where it was. */
+	/* Identity across runs: what the lock is, not where it was. In
+	 * anonymous memory that is its address: the mapping it is named
+	 * by may start elsewhere in another process of the program (one
+	 * grown, split or merged with a neighbour). */
+	if (!l->key[0] && !strncmp(l->name, "[anon@", 6))
+		snprintf(l->key, sizeof(l->key), "%s:0x%" PRIx64,
+			 lt_kind_name(l->kind), l->address);
 	if (!l->key[0])
 		snprintf(l->key, sizeof(l->key), "%s:%.*s",
 			 lt_kind_name(l->kind), (int)(sizeof(l->key) - 16),

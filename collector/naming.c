@@ -54,11 +54,15 @@ void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
 	const char *path, *base;
 	char clean[256];
 
-	/* Anonymous memory (a malloc arena's heap) has no name of its
-	 * own: the address, as the probe's record names it once the
-	 * process is gone, so that one lock keeps one name. */
-	if (!vma || !vma->path[0]) {
+	if (!vma) {
 		snprintf(buf, len, "0x%" PRIx64, addr);
+		return;
+	}
+	/* Anonymous memory (a malloc arena's heap, an mmap): the mapping
+	 * by its start, and the offset in it. */
+	if (!vma->path[0]) {
+		snprintf(buf, len, "[anon@0x%" PRIx64 "]+0x%" PRIx64,
+			 vma->start, addr - vma->start);
 		return;
 	}
 	path = vma->path;
@@ -112,7 +116,9 @@ bool lt_name_where(const struct lt_where *w, uint64_t addr, char *buf,
 			 w->flags & LT_VMA_HEAP ? "[heap]" : "[stack]",
 			 addr - (uint64_t)w->vm_start);
 	} else {
-		snprintf(buf, len, "0x%" PRIx64, addr);
+		snprintf(buf, len, "[anon@0x%llx]+0x%" PRIx64,
+			 (unsigned long long)w->vm_start,
+			 addr - (uint64_t)w->vm_start);
 	}
 	return true;
 }

@@ -118,7 +118,8 @@ static void layout_key(enum lt_kind kind, const char *key, char *id, size_t len,
  * "futex:t.tdb+0x1040", "fcntl:t.tdb (other ranges)", "flock:t.tdb",
  * "futex:t.tdb chain 5" and a store's layout key "tdb:t.tdb chain 5"
  * (the file is up to the first blank) are in t.tdb. False for a lock of no file: another kind,
- * a heap or stack word ("[heap]+0x10"), a bare address.
+ * a heap, stack or anonymous word ("[heap]+0x10", "[anon@0x7f0000]+0x10"),
+ * a bare address.
  */
 static bool lock_file(enum lt_kind kind, const char *key, char *file,
 		      size_t len)

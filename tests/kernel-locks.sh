@@ -78,14 +78,20 @@ $(head -c 300 "$tmpdir/bt.out"))"
 within "waits" "$(jq .waits <<<"$lock")" "$(truth waits)" 2
 within "wait time" "$(jq .wait_ns <<<"$lock")" "$(truth wait_ns)" 2
 
-# An inode's i_rwsem held for writing names its owner: the waits behind
-# it credit their holder, a kcontend process, for most of them (none
-# while a reader holds it or as the writer lets go).
+# An inode's i_rwsem held for writing names its owner: the waits that
+# began while its word named a writer (bpftrace read the same word at
+# the same begins) credit their holder, a kcontend process; none while
+# a reader holds it or as the writer lets go. How many those are
+# depends on the host's timing, so the kernel's word is the measure.
 if [ "$mode" = append ]; then
-	jq -e '(.holders | length) > 0 and
-		all(.holders[]; .comm == "kcontend") and
-		([.holders[].count] | add) as $h |
-		$h <= .waits and $h * 2 >= .waits' <<<"$lock" >/dev/null ||
-		fail "the writer is not credited as holder: $(jq -c \
-			'{waits, holders}' <<<"$lock")"
+	credited=$(jq '[.holders[].count] | add // 0' <<<"$lock")
+	jq -e 'all(.holders[]; .comm == "kcontend")' <<<"$lock" >/dev/null ||
+		fail "a holder is not kcontend: $(jq -c .holders <<<"$lock")"
+	[ "$(truth owned)" -gt 20 ] ||
+		fail "too few waits behind a named writer to judge: $(truth owned)"
+	# Each tracer reads the word a moment apart (bpftrace, attached
+	# first, reads it first): a writer that lets go between is seen by
+	# one only. Its appends are short, so that is up to a few percent.
+	within "waits credited to a writer" "$credited" "$(truth owned)" 10 \
+		"bpftrace's reading of the owner word"
 fi

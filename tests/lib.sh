@@ -48,16 +48,27 @@ start_truth() {
 	fail "bpftrace did not attach"
 }
 
-# stop_pid PID: SIGINT, and SIGKILL after 20 s; its exit status.
+# stop_pid PID [SECONDS]: SIGINT, and SIGKILL after SECONDS (20); its
+# exit status.
 stop_pid() {
 	local _
 	kill -INT "$1"
-	for _ in $(seq 100); do
+	for _ in $(seq $((${2:-20} * 5))); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.2
 	done
 	kill -KILL "$1" 2>/dev/null || true
 	wait "$1"
+}
+
+# stop_truth: ends the bpftrace count of start_truth, which prints its
+# maps as it ends. A loaded machine may take it long to detach and
+# print; a count cut short by SIGKILL is no count, and says so.
+stop_truth() {
+	local rc=0 t0=$SECONDS
+	stop_pid "$bt" 90 || rc=$?
+	[ "$rc" -ne 137 ] || fail "bpftrace did not end within 90 s of SIGINT"
+	echo "bpftrace ended $((SECONDS - t0)) s after SIGINT"
 }
 
 # A jq filter turning a JSON "0x..." address into a number.

@@ -93,7 +93,7 @@ dl_job=$!
 deadlock 2 1
 wait "$dl_job"
 sleep 1
-stop_pid "$bt" || true
+stop_truth
 stop_pid "$lt" || fail "locktop failed"
 
 final=$(tail -n 1 "$tmpdir/lt.json")

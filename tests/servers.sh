@@ -76,7 +76,7 @@ echo "load: $(awk -v s="$start" -v e="$(date +%s.%N)" \
 	'BEGIN { printf "%.1f", e - s }') s"
 sleep 1
 
-stop_pid "$bt" || true
+stop_truth
 stop_pid "$lt" || fail "locktop failed"
 gone
 
@@ -205,6 +205,12 @@ mariadb)
 	jq -e '[.locks[] | select(.kind == "futex" and
 		any(.waiters[]; .comm == "mariadbd"))] | length > 0' \
 		<<<"$final" >/dev/null || fail "no futex row of mariadbd's"
+	# Each is named by its mapping: a symbol, an image and offset,
+	# [heap], [stack] or [anon@START]; never a bare address.
+	bare=$(jq -c '[.locks[] | select((.kind | startswith("futex")) and
+		any(.waiters[]; .comm == "mariadbd") and
+		(.name | test("^0x"))) | .name]' <<<"$final")
+	[ "$bare" = "[]" ] || fail "mariadbd's locks by bare address: $bare"
 	;;
 esac
 echo PASS

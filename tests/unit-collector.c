@@ -18,6 +18,7 @@
 #include "collector.h"
 #include "internal.h"
 #include "providers.h"
+#include "futex.h"
 
 static void test_parse_file_mapping(void **state)
 {
@@ -73,12 +74,56 @@ static void test_names(void **state)
 	lt_name_address(&v, 0x1ff0, buf, sizeof(buf));
 	assert_string_equal(buf, "[heap]+0xff0");
 
-	/* Anonymous memory: the address, as after the process is gone. */
+	/* Anonymous memory: the mapping's start and the offset in it; a
+	 * bare address only where no mapping covers it. */
 	v.path[0] = '\0';
 	lt_name_address(&v, 0x1ff0, buf, sizeof(buf));
-	assert_string_equal(buf, "0x1ff0");
+	assert_string_equal(buf, "[anon@0x1000]+0xff0");
 	lt_name_address(NULL, 0xabc, buf, sizeof(buf));
 	assert_string_equal(buf, "0xabc");
+}
+
+/* A site's label cut to a column keeps its process count whole. */
+static void test_label_fit(void **state)
+{
+	struct lt_lock l = { .procs = 4 };
+	char buf[LT_NAME_LEN + 32];
+
+	(void)state;
+	strcpy(l.name, "[anon@0x604000000000]+0x10");
+	strcpy(l.comm, "sitelock");
+	lt_lock_label_fit(&l, buf, sizeof(buf), 36);
+	assert_int_equal(strlen(buf), 36);
+	assert_string_equal(buf, "[anon@0x604~00000]+0x10 (4 sitelock)");
+	lt_lock_label_fit(&l, buf, sizeof(buf), 60);
+	assert_string_equal(buf, "[anon@0x604000000000]+0x10 (4 sitelock)");
+	/* One process's lock: cut at the end by the table, as any name. */
+	l.procs = 1;
+	lt_lock_label_fit(&l, buf, sizeof(buf), 10);
+	assert_string_equal(buf, "[anon@0x604000000000]+0x10");
+}
+
+/* The probe's record names anonymous memory as the live maps do. */
+static void test_name_where(void **state)
+{
+	struct lt_where w = { .vm_start = 0x1000 };
+	struct lt_vma v = { .start = 0x1000, .end = 0x3000 };
+	char live[LT_NAME_LEN], gone[LT_NAME_LEN];
+
+	(void)state;
+	strcpy(v.perms, "rw-p");
+	assert_true(lt_name_where(&w, 0x1ff0, gone, sizeof(gone)));
+	lt_name_address(&v, 0x1ff0, live, sizeof(live));
+	assert_string_equal(gone, live);
+	w.flags = LT_VMA_HEAP;
+	strcpy(v.path, "[heap]");
+	assert_true(lt_name_where(&w, 0x1ff0, gone, sizeof(gone)));
+	lt_name_address(&v, 0x1ff0, live, sizeof(live));
+	assert_string_equal(gone, "[heap]+0xff0");
+	assert_string_equal(gone, live);
+	/* A shared file is named by its path, which the record lacks. */
+	w.flags = LT_VMA_FILE | LT_VMA_SHARED;
+	assert_false(lt_name_where(&w, 0x1ff0, gone, sizeof(gone)));
 }
 
 static void test_vma_find(void **state)
@@ -651,6 +696,8 @@ int main(void)
 		cmocka_unit_test(test_parse_file_mapping),
 		cmocka_unit_test(test_parse_anon_and_garbage),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_name_where),
+		cmocka_unit_test(test_label_fit),
 		cmocka_unit_test(test_vma_find),
 		cmocka_unit_test(test_vmas_of_self),
 		cmocka_unit_test(test_format_ns),

@@ -12,7 +12,8 @@
 const struct column lock_cols[LC_NR] = {
 	[LC_NAME] = { "LOCK", NULL, 20, true, true, 0, true,
 		      "the lock: image+0xOFF in a program's or library's "
-		      "data, [heap]+0x..., a shared file's path+0xOFF, a "
+		      "data, [heap]+0x..., [anon@0x...]+0x... in other "
+		      "anonymous memory, a shared file's path+0xOFF, a "
 		      "locked file's path:offset, a spin loop's code site, or "
 		      "the name a kernel lock or a server's probes give it" },
 	[LC_KIND] = { "KIND", NULL, 10, false, true, 5, true,
@@ -85,7 +86,8 @@ const struct column file_cols[FC_NR] = {
 const struct column batch_cols[BC_NR] = {
 	[BC_NAME] = { "LOCK", NULL, 36, false, true, 0, true,
 		      "the lock, named as on the screen, cut to 36 "
-		      "characters" },
+		      "characters (a lock site's name in its middle, "
+		      "with ~, so that its process count stays)" },
 	[BC_KIND] = { "KIND", NULL, 10, false, true, 0, true,
 		      "its kind, as on the screen" },
 	[BC_WAITS] = { "WAITS", NULL, 9, false, false, 0, false,

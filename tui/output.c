@@ -499,7 +499,8 @@ static void print_row(FILE *out, int host_w, const struct lt_lock *l,
 	char waits[24], total[16], avg[16], max[16], proc[48];
 	char name[LT_NAME_LEN + 32];
 	const char *cell[BC_NR] = {
-		[BC_NAME] = lt_lock_label(l, name, sizeof(name)),
+		[BC_NAME] = lt_lock_label_fit(l, name, sizeof(name),
+					      batch_cols[BC_NAME].width),
 		[BC_KIND] = lt_kind_name(l->kind),
 		[BC_WAITS] = waits,
 		[BC_WAIT] = total,

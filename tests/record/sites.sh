@@ -11,7 +11,7 @@ command -v jq >/dev/null || skip "jq is not installed"
 tmpdir=$(mktemp -d)
 trap 'end_jobs; rm -rf "$tmpdir"' EXIT
 # malloc's heap; under AddressSanitizer, whose allocator keeps its own
-# anonymous mappings, the address.
+# anonymous mappings, the address (named by its mapping and the offset).
 if ldd "$prog" 2>/dev/null | grep -q libasan; then
 	keyre='^futex:0x[0-9a-f]+$'
 else

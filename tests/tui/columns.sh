@@ -120,7 +120,7 @@ same "batch table" "$(grep -m1 '^LOCK ' "$tmpdir/batch")" Batch 0
 
 # The screen, wide enough that no column is dropped.
 . "$(dirname "$0")/tmux.sh"
-trap 'T kill-server 2>/dev/null || true; rm -rf "$tmpdir"' EXIT
+trap 'tmux_end; rm -rf "$tmpdir"' EXIT
 T new-session -d -s lt -x 250 -y 30 \
 	"env TERM=tmux-256color LC_ALL=C.UTF-8 $locktop --archive $tmpdir/a -d 1 2>$tmpdir/err; echo \$? >$tmpdir/rc; sleep 60"
 

@@ -11,7 +11,7 @@ procs=3
 tmpdir=$(mktemp -d)
 . "$(dirname "$0")/tmux.sh"
 cleanup() {
-	T kill-server 2>/dev/null || true
+	tmux_end
 	end_jobs
 	rm -rf "$tmpdir"
 }
@@ -21,9 +21,9 @@ T new-session -d -s lt -x 140 -y 40 \
 	"env TERM=tmux-256color LC_ALL=C $locktop -d 0.5 --no-kernel-locks --spin-hz 0 -- $sitelock -p $procs -t 3 -s 30 -h 20 2>$tmpdir/err; echo \$? >$tmpdir/rc; sleep 60"
 
 # malloc's heap; under AddressSanitizer, whose allocator keeps its own
-# anonymous mappings from 0x600000000000 on, the address.
+# anonymous mappings from 0x600000000000 on, the mapping and the offset.
 if ldd "$sitelock" 2>/dev/null | grep -q libasan; then
-	word=0x60 mem='0x60[0-9a-f]+'
+	word=anon@ mem='\[anon@0x60[0-9a-f]+\]\+0x[0-9a-f]+'
 else
 	word=heap mem='\[heap\]\+0x[0-9a-f]+'
 fi

@@ -11,7 +11,7 @@ command -v tmux >/dev/null || skip "tmux is not installed"
 . "$(dirname "$0")/tmux.sh"
 lb=
 cleanup() {
-	T kill-server 2>/dev/null || true
+	tmux_end
 	[ -n "$lb" ] && kill -- -"$lb" 2>/dev/null
 	rm -rf "$tmpdir"
 }

@@ -19,7 +19,7 @@ prog_ids >"$tmpdir/before"
 lb=
 ct=
 cleanup() {
-	T kill-server 2>/dev/null || true
+	tmux_end
 	[ -n "$lb" ] && kill -- -"$lb" 2>/dev/null
 	[ -n "$ct" ] && kill "$ct" 2>/dev/null
 	rm -rf "$tmpdir"

@@ -22,3 +22,18 @@ wait_for() {
 	cat "$tmpdir/err" >&2 2>/dev/null
 	fail "$what: no /$pattern/ on the screen"
 }
+
+# Ends the private tmux server and waits for what ran in its panes to
+# end, so that nothing writes in $tmpdir after it (a pane's shell
+# writes locktop's exit status as it goes).
+tmux_end() {
+	local pids p i
+	pids=$(T list-panes -a -F '#{pane_pid}' 2>/dev/null) || true
+	T kill-server 2>/dev/null || true
+	for p in $pids; do
+		for i in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+	done
+}
