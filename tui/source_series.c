@@ -7,11 +7,13 @@
  * locktop.lock.wait.time and locktop.lock.wait.count over the window.
  *
  * Each lock instance of each host is one row, by its instance name: its
- * host and kind from the instance's labels (hostname, which pmcd adds,
- * and lock_kind, which the agent adds; else locktop.lock.kind's value
- * when it was logged; else futex),
- * its figures the counters' growth
- * over the window (a counter that went back was reset: it counts from
+ * host, name and kind from the instance's labels (hostname, which pmcd
+ * adds, lock_name and lock_kind, which the agent adds), else from the
+ * metric series' labels (hostname), the instance name itself and
+ * locktop.lock.kind's value where it was logged (pmlogger writes an
+ * instance's labels only when it first logs its instance domain's;
+ * a lock seen later has none), else futex; its figures the counters'
+ * growth over the window (a counter that went back was reset: it counts from
  * zero). The window is one interval: the snapshot's deltas and totals
  * are the same, over the time the samples span.
  */
@@ -29,7 +31,8 @@
 /* One lock instance of one host. */
 struct sinst {
 	char host[LT_HOST_LEN];
-	char name[LT_NAME_LEN];
+	char name[LT_NAME_LEN]; /* the instance's */
+	char label[LT_NAME_LEN]; /* lock_name's, "" without it */
 	int kind; /* -1: unknown */
 	uint64_t grew[2]; /* wait.time, wait.count over the window */
 	double first_ts, last_ts; /* ms */
@@ -93,9 +96,31 @@ static long sinst_of(struct source *s, const char *host, const char *name)
 	return (long)s->n++;
 }
 
-/* The labels of refs[from, to): each instance's host, name and kind. */
-static int label_refs(struct source *s, size_t from, size_t to, char *err,
-		      size_t err_len)
+/* One instance's labels: its host, its lock's name and kind. */
+static void label_ref(struct source *s, struct iref *r, json_object *l,
+		      const char *host)
+{
+	const char *h = jstr(l, "hostname"), *kind = jstr(l, "lock_kind");
+	const char *name = jstr(l, "lock_name");
+	struct sinst *si;
+
+	/* The instance's name, as both counters have it. */
+	r->to = sinst_of(s, h ? h : host, r->name);
+	if (r->to < 0)
+		return;
+	si = &s->v[r->to];
+	if (kind && si->kind < 0)
+		si->kind = lt_kind_parse(kind);
+	if (name && !si->label[0])
+		snprintf(si->label, sizeof(si->label), "%s", name);
+}
+
+/*
+ * The labels of refs[from, to): each instance's host, name and kind; an
+ * instance without labels is host's, named by its instance.
+ */
+static int label_refs(struct source *s, size_t from, size_t to,
+		      const char *host, char *err, size_t err_len)
 {
 	char ids[SERIES_BATCH * 48] = "";
 	json_object *a;
@@ -109,23 +134,34 @@ static int label_refs(struct source *s, size_t from, size_t to, char *err,
 		return -EIO;
 	for (k = 0; k < json_object_array_length(a); k++) {
 		json_object *e = json_object_array_get_idx(a, k), *l = NULL;
-		const char *id = jstr(e, "series"), *host, *kind;
+		const char *id = jstr(e, "series");
 
 		json_object_object_get_ex(e, "labels", &l);
-		host = jstr(l, "hostname");
-		for (i = from; id && i < to; i++) {
-			struct iref *r = &s->refs[i];
-
-			if (strcmp(r->id, id))
-				continue;
-			/* The instance's name, as both counters have it;
-			 * lock_name may be an older form of it. */
-			kind = jstr(l, "lock_kind");
-			r->to = sinst_of(s, host ? host : "?", r->name);
-			if (r->to >= 0 && kind && s->v[r->to].kind < 0)
-				s->v[r->to].kind = lt_kind_parse(kind);
-		}
+		for (i = from; id && i < to; i++)
+			if (!strcmp(s->refs[i].id, id))
+				label_ref(s, &s->refs[i], l, host);
 	}
+	json_object_put(a);
+	for (i = from; i < to; i++)
+		if (s->refs[i].to < 0)
+			label_ref(s, &s->refs[i], NULL, host);
+	return 0;
+}
+
+/* The host of metric series id: its hostname label, "?" without. */
+static int series_host(struct source *s, const char *id, char *host,
+		       size_t len, char *err, size_t err_len)
+{
+	json_object *a = get(s, "labels", "series", id, err, err_len), *l;
+	const char *h = NULL;
+
+	if (!a)
+		return -EIO;
+	if (json_object_array_length(a) &&
+	    json_object_object_get_ex(json_object_array_get_idx(a, 0),
+				      "labels", &l))
+		h = jstr(l, "hostname");
+	snprintf(host, len, "%s", h ? h : "?");
 	json_object_put(a);
 	return 0;
 }
@@ -134,9 +170,13 @@ static int label_refs(struct source *s, size_t from, size_t to, char *err,
 static int load_instances(struct source *s, const char *id, char *err,
 			  size_t err_len)
 {
-	json_object *a = get(s, "instances", "series", id, err, err_len);
+	char host[LT_HOST_LEN];
+	json_object *a;
 	size_t k, from;
 
+	if (series_host(s, id, host, sizeof(host), err, err_len))
+		return -EIO;
+	a = get(s, "instances", "series", id, err, err_len);
 	if (!a)
 		return -EIO;
 	s->n_refs = 0;
@@ -160,7 +200,7 @@ static int load_instances(struct source *s, const char *id, char *err,
 			       from + SERIES_BATCH < s->n_refs ?
 				       from + SERIES_BATCH :
 				       s->n_refs,
-			       err, err_len))
+			       host, err, err_len))
 			return -EIO;
 	return 0;
 }
@@ -311,7 +351,8 @@ static int build(struct source *s)
 			continue;
 		memset(l, 0, sizeof(*l));
 		l->id = i + 1;
-		snprintf(l->name, sizeof(l->name), "%s", si->name);
+		snprintf(l->name, sizeof(l->name), "%s",
+			 si->label[0] ? si->label : si->name);
 		snprintf(l->key, sizeof(l->key), "%.*s@%s",
 			 (int)(sizeof(l->key) - sizeof(si->host) - 1), si->name,
 			 si->host);
