@@ -6,9 +6,9 @@
 #include <time.h>
 #include "columns.h"
 
-#define HOST_HELP                                                         \
-	"the host the row was read from (as --host names it; pmcd's "     \
-	"hostname with --series), drawn before the other columns; only "  \
+#define HOST_HELP                                                          \
+	"the host the row was read from (as --host names it; pmcd's "      \
+	"hostname with --series), drawn before the other columns; only "   \
 	"where rows come from hosts. The header has a line per host, and " \
 	"DOWN on it when the host stops answering"
 
@@ -45,9 +45,12 @@ const struct column lock_cols[LC_NR] = {
 			"it" },
 	[LC_PROCS] = { "PROCS", NULL, 5, false, false, 1, false,
 		       "how many processes have waited on it" },
-	[LC_HOST] = { .title = "HOST", .width = 4, .left = true,
-		    .text = true, .fleet = true,
-		    .help = HOST_HELP },
+	[LC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 const struct column proc_cols[PC_NR] = {
@@ -65,9 +68,12 @@ const struct column proc_cols[PC_NR] = {
 			"the time those calls took" },
 	[PC_TOP] = { "TOP LOCK", NULL, 12, true, true, 0, true,
 		     "the lock it has waited on longest" },
-	[PC_HOST] = { .title = "HOST", .width = 4, .left = true,
-		    .text = true, .fleet = true,
-		    .help = HOST_HELP },
+	[PC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 const struct column file_cols[FC_NR] = {
@@ -88,9 +94,12 @@ const struct column file_cols[FC_NR] = {
 		       "lock" },
 	[FC_P99] = { "P99", NULL, 7, false, false, 1, false,
 		     "the 99th percentile call" },
-	[FC_HOST] = { .title = "HOST", .width = 4, .left = true,
-		    .text = true, .fleet = true,
-		    .help = HOST_HELP },
+	[FC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 /*
@@ -115,9 +124,12 @@ const struct column batch_cols[BC_NR] = {
 	[BC_PROC] = { "PROCESS", NULL, 0, true, true, 0, true,
 		      "comm/pid of the first process that waited on it, and "
 		      "+N when N others waited too" },
-	[BC_HOST] = { .title = "HOST", .width = 4, .left = true,
-		    .text = true, .fleet = true,
-		    .help = HOST_HELP },
+	[BC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 /* ---- numbers ---- */
@@ -447,8 +459,7 @@ int col_host_width(const struct lt_snapshot *s)
 	for (i = 0; s && i < s->n_hosts; i++)
 		if ((int)strlen(s->hosts[i].name) > w)
 			w = (int)strlen(s->hosts[i].name);
-	return w && w < lock_cols[LC_HOST].width ? lock_cols[LC_HOST].width :
-						   w;
+	return w && w < lock_cols[LC_HOST].width ? lock_cols[LC_HOST].width : w;
 }
 
 void col_host_line(const struct lt_host *h, bool totals, char *buf, size_t len)

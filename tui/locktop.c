@@ -667,8 +667,8 @@ int main(int argc, char **argv)
 	/* One host is a fleet of one: its host, and marked down alike. */
 	r.ops = env.host    ? &source_fleet :
 		env.archive ? &source_pcp_archive :
-		env.series	? &source_series :
-				  &source_live;
+		env.series  ? &source_series :
+			      &source_live;
 	r.delay_ms = env.delay_ms;
 	if (open_output(&r))
 		return 1;

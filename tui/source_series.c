@@ -149,8 +149,8 @@ static int label_refs(struct source *s, size_t from, size_t to,
 }
 
 /* The host of metric series id: its hostname label, "?" without. */
-static int series_host(struct source *s, const char *id, char *host,
-		       size_t len, char *err, size_t err_len)
+static int series_host(struct source *s, const char *id, char *host, size_t len,
+		       char *err, size_t err_len)
 {
 	json_object *a = get(s, "labels", "series", id, err, err_len), *l;
 	const char *h = NULL;
@@ -158,8 +158,8 @@ static int series_host(struct source *s, const char *id, char *host,
 	if (!a)
 		return -EIO;
 	if (json_object_array_length(a) &&
-	    json_object_object_get_ex(json_object_array_get_idx(a, 0),
-				      "labels", &l))
+	    json_object_object_get_ex(json_object_array_get_idx(a, 0), "labels",
+				      &l))
 		h = jstr(l, "hostname");
 	snprintf(host, len, "%s", h ? h : "?");
 	json_object_put(a);
