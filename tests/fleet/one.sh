@@ -94,10 +94,10 @@ echo "ok: the HOST column in the Locks, Processes and Files views"
 
 # The host stops answering: marked down on the screen, in JSON and in
 # batch text; locktop goes on, and the host comes back.
-"$locktop" --host "$host" -b --json -d 1 -n 14 >"$tmpdir/down.json" \
+"$locktop" --host "$host" -b --json -d 1 >"$tmpdir/down.json" \
 	2>"$tmpdir/down.err" &
 lt=$!
-"$locktop" --host "$host" -b -d 1 -n 14 >"$tmpdir/down.txt" \
+"$locktop" --host "$host" -b -d 1 >"$tmpdir/down.txt" \
 	2>"$tmpdir/down.txt.err" &
 ltt=$!
 sleep 3
@@ -105,6 +105,9 @@ host_stop fleet-one
 wait_for "the host down on the screen" "$host DOWN since"
 sleep 3
 host_start fleet-one "$port"
+wait_for "the host up again on the screen" "$host up: "
+sleep 3
+kill -INT "$lt" "$ltt"
 wait "$lt" || fail "locktop --host ended when its host went down: $(cat "$tmpdir/down.err")"
 wait "$ltt" || fail "batch text ended when its host went down: $(cat "$tmpdir/down.txt.err")"
 jq -e -s --arg h "$host" '[.[] | select(.final != true) |
