@@ -4,8 +4,8 @@
 # with the agents' own figures; a host stopped mid-run is marked down
 # while the others go on, and comes back; pmlogger on each host feeds
 # pmproxy with a private redis-server, and pmseries and locktop --series
-# find each host's hottest lock; a record of the fleet compares with
-# itself.
+# find each host's hottest lock, of the kind its agent says (fcntl on
+# fleet-b); a record of the fleet compares with itself.
 # Usage: fleet.sh PMDALOCKTOP PMDA_SRC_DIR LOCKBENCH LOCKTOP
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -68,6 +68,7 @@ cat >"$tmpdir/logger.conf" <<EOF
 log mandatory on 1 sec {
 	locktop.lock.wait.time
 	locktop.lock.wait.count
+	locktop.lock.kind
 	locktop.deadlock.count
 }
 EOF
