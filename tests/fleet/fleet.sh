@@ -197,9 +197,10 @@ for i in 0 1 2; do
 		(.name | contains("bench-")))][0] | {name, kind}' <<<"$fin")
 	got=$(jq -r .name <<<"$top")
 	# The name in the labels may be the instance's without its tag
-	# (" pid:N" after the name, where two locks have one name).
-	got=${got##*/} want=${want##*/}
-	[ -n "$want" ] && [ "${got%% *}" = "${want%% *}" ] ||
+	# ([pid:N] or [id:N] in its first word, where two locks have one).
+	got=${got##*/}
+	want=$(sed -E 's/\[(pid|id):[0-9]+\]//' <<<"${want##*/}")
+	[ -n "$want" ] && [ "$got" = "$want" ] ||
 		fail "${names[$i]}: --series' top lock is '$got', the agent's '$want'"
 	# Its kind is the agent's (fcntl on fleet-b), not a default.
 	want=$(cat "$tmpdir/kind-${names[$i]}")
