@@ -2,8 +2,15 @@
 /* The column model: the tables' columns, their sort keys and their cells. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "columns.h"
+
+#define HOST_HELP                                                          \
+	"the host the row was read from (as --host names it; pmcd's "      \
+	"hostname with --series), drawn before the other columns; only "   \
+	"where rows come from hosts. The header has a line per host, and " \
+	"DOWN on it when the host stops answering"
 
 /*
  * A column's help says what it shows in both of its titles: the first a
@@ -39,6 +46,12 @@ const struct column lock_cols[LC_NR] = {
 			"it" },
 	[LC_PROCS] = { "PROCS", NULL, 5, false, false, 1, false,
 		       "how many processes have waited on it" },
+	[LC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 const struct column proc_cols[PC_NR] = {
@@ -56,6 +69,12 @@ const struct column proc_cols[PC_NR] = {
 			"the time those calls took" },
 	[PC_TOP] = { "TOP LOCK", NULL, 12, true, true, 0, true,
 		     "the lock it has waited on longest" },
+	[PC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 const struct column file_cols[FC_NR] = {
@@ -76,6 +95,12 @@ const struct column file_cols[FC_NR] = {
 		       "lock" },
 	[FC_P99] = { "P99", NULL, 7, false, false, 1, false,
 		     "the 99th percentile call" },
+	[FC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 /*
@@ -101,6 +126,12 @@ const struct column batch_cols[BC_NR] = {
 	[BC_PROC] = { "PROCESS", NULL, 0, true, true, 0, true,
 		      "comm/pid of the first process that waited on it, and "
 		      "+N when N others waited too" },
+	[BC_HOST] = { .title = "HOST",
+		      .width = 4,
+		      .left = true,
+		      .text = true,
+		      .fleet = true,
+		      .help = HOST_HELP },
 };
 
 /* ---- numbers ---- */
@@ -295,6 +326,9 @@ void col_lock_cell(const struct col_ctx *cx, const struct lt_lock *l, int col,
 	case LC_PROCS:
 		snprintf(buf, len, "%zu", l->n_pids);
 		break;
+	case LC_HOST:
+		snprintf(buf, len, "%s", l->host ? l->host : "");
+		break;
 	default:
 		buf[0] = 0;
 	}
@@ -345,6 +379,9 @@ void col_proc_cell(const struct col_ctx *cx, const struct lt_proc *p, int col,
 		break;
 	case PC_TOP:
 		col_lock_label(cx->snap, p->top_lock, buf, len);
+		break;
+	case PC_HOST:
+		snprintf(buf, len, "%s", p->host ? p->host : "");
 		break;
 	default:
 		buf[0] = 0;
@@ -406,12 +443,26 @@ void col_file_cell(const struct col_ctx *cx, const struct lt_file *fl, int col,
 		col_fmt_ns(lt_hist_quantile(f->io_hist, LT_HIST_BUCKETS, 0.99),
 			   buf, len);
 		break;
+	case FC_HOST:
+		snprintf(buf, len, "%s", fl->host ? fl->host : "");
+		break;
 	default:
 		buf[0] = 0;
 	}
 }
 
 /* ---- a fleet view's hosts ---- */
+
+int col_host_width(const struct lt_snapshot *s)
+{
+	int w = 0;
+	size_t i;
+
+	for (i = 0; s && i < s->n_hosts; i++)
+		if ((int)strlen(s->hosts[i].name) > w)
+			w = (int)strlen(s->hosts[i].name);
+	return w && w < lock_cols[LC_HOST].width ? lock_cols[LC_HOST].width : w;
+}
 
 void col_host_line(const struct lt_host *h, bool totals, char *buf, size_t len)
 {

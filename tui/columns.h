@@ -26,6 +26,11 @@ struct column {
 	int drop; /* narrow terminals drop 1 first, then 2...; 0: never */
 	bool text; /* sorts by name, A to Z */
 	const char *help; /* its meaning, for --help and the man page */
+	/*
+	 * Shown only where rows come from hosts (a fleet view: --host,
+	 * --series), before the others, as wide as the widest host name.
+	 */
+	bool fleet;
 };
 
 /* Locks view */
@@ -40,11 +45,22 @@ enum {
 	LC_WAITERS,
 	LC_HOLDER,
 	LC_PROCS,
+	LC_HOST,
 	LC_NR
 };
 
 /* Processes view */
-enum { PC_PID, PC_COMM, PC_WAITS, PC_WAIT, PC_IOS, PC_IOTIME, PC_TOP, PC_NR };
+enum {
+	PC_PID,
+	PC_COMM,
+	PC_WAITS,
+	PC_WAIT,
+	PC_IOS,
+	PC_IOTIME,
+	PC_TOP,
+	PC_HOST,
+	PC_NR
+};
 
 /* Files view */
 enum {
@@ -56,11 +72,22 @@ enum {
 	FC_IOTIME,
 	FC_UNDER,
 	FC_P99,
+	FC_HOST,
 	FC_NR
 };
 
 /* Batch text tables (output.c): their own, fixed columns. */
-enum { BC_NAME, BC_KIND, BC_WAITS, BC_WAIT, BC_AVG, BC_MAX, BC_PROC, BC_NR };
+enum {
+	BC_NAME,
+	BC_KIND,
+	BC_WAITS,
+	BC_WAIT,
+	BC_AVG,
+	BC_MAX,
+	BC_PROC,
+	BC_HOST,
+	BC_NR
+};
 
 extern const struct column lock_cols[LC_NR];
 extern const struct column proc_cols[PC_NR];
@@ -73,6 +100,12 @@ extern const struct column batch_cols[BC_NR];
  * NULL when out of memory.
  */
 char *col_help_text(void);
+
+/*
+ * The width of the columns that say a row's host: the widest host name,
+ * at least the title's; 0 when the rows come from no named host.
+ */
+int col_host_width(const struct lt_snapshot *s);
 
 /* What cells are formatted from. */
 struct col_ctx {

@@ -664,11 +664,11 @@ int main(int argc, char **argv)
 	if (args_parse(argc, argv))
 		return EXIT_USAGE;
 
-	r.ops = env.n_hosts > 1 ? &source_fleet :
-		env.host	? &source_pcp_host :
-		env.archive	? &source_pcp_archive :
-		env.series	? &source_series :
-				  &source_live;
+	/* One host is a fleet of one: its host, and marked down alike. */
+	r.ops = env.host    ? &source_fleet :
+		env.archive ? &source_pcp_archive :
+		env.series  ? &source_series :
+			      &source_live;
 	r.delay_ms = env.delay_ms;
 	if (open_output(&r))
 		return 1;

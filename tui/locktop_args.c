@@ -48,6 +48,8 @@ static const char doc[] =
 	"with its status\n"
 	"  locktop -b -o waits.txt -- ./server   write the tables to a file\n"
 	"  locktop --host db1               pmdalocktop's metrics on host db1\n"
+	"  locktop --host db1,db2,db3       three hosts' locks ranked together\n"
+	"  locktop --series proxy --window 1d   a fleet's top locks of a day\n"
 	"  locktop -b --archive /var/log/pcp/pmlogger/db1/20260101\n"
 	"  locktop record -o a.rec -- ./server   record a session to a file\n"
 	"  locktop diff a.rec b.rec         compare two records "
@@ -151,19 +153,23 @@ static const struct argp_option options[] = {
 	{ "host", OPT_HOST, "HOST[,HOST...]", 0,
 	  "Read pmdalocktop's metrics from the pmcd on HOST instead of "
 	  "tracing here; several hosts (a list, or --host again) make one "
-	  "view of them all, each lock with its host, and a host that "
-	  "does not answer is marked down while the others go on",
+	  "view of them all, ranked together. Every row carries its host "
+	  "(a HOST column, \"host\" in JSON), the header has a line per "
+	  "host, and a host that does not answer is marked down (DOWN, "
+	  "\"state\": \"down\") and tried again every 2 s while the "
+	  "others go on",
 	  0 },
 	{ "archive", OPT_ARCHIVE, "PATH", 0,
 	  "Replay pmdalocktop's metrics from a pmlogger archive", 0 },
 	{ "series", OPT_SERIES, "HOST[:PORT]", 0,
-	  "A fleet's history: every host's locks over --window, from "
-	  "pmproxy's series REST API on HOST (port 44322 unless given), "
-	  "which pmlogger on each host feeds",
+	  "A fleet's history: every host's locks over --window, ranked "
+	  "as one interval, from pmproxy's series REST API on HOST (port "
+	  "44322 unless given), which pmlogger on each host feeds; each "
+	  "lock's host, name and kind from its series' labels",
 	  0 },
 	{ "window", OPT_WINDOW, "SECS[smhd]", 0,
-	  "With --series: the time up to now to rank locks over (default "
-	  "10m)",
+	  "With --series: the time up to now to rank locks over, seconds "
+	  "or a number with s, m, h or d (default 10m)",
 	  0 },
 	{ "mono", OPT_MONO, NULL, 0, "No colours on the screen (as NO_COLOR=1)",
 	  0 },

@@ -458,28 +458,32 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 }
 
 /*
- * One line of cells under batch_cols: their widths and alignment; in a
- * fleet view (host_w > 0) the host first.
+ * One line of cells under batch_cols: their widths and alignment; where
+ * rows come from hosts (host_w > 0) the host first, the last column
+ * taking the rest of the line.
  */
-static void print_cells(FILE *out, int host_w, const char *host,
-			const char *const cell[BC_NR])
+static void print_cells(FILE *out, int host_w, const char *const cell[BC_NR])
 {
 	int i;
 
 	if (host_w)
-		fprintf(out, "%-*.*s ", host_w, host_w, host ? host : "");
+		fprintf(out, "%-*.*s ", host_w, host_w,
+			cell[BC_HOST] ? cell[BC_HOST] : "");
 	for (i = 0; i < BC_NR; i++) {
 		const struct column *c = &batch_cols[i];
-		const char *sep = !i ? "" : i == BC_NR - 1 ? "  " : " ";
+		const char *sep = !i ? "" : i == BC_PROC ? "  " : " ";
 
-		if (i == BC_NR - 1)
-			fprintf(out, "%s%s\n", sep, cell[i]);
+		if (c->fleet)
+			continue;
+		if (i == BC_PROC)
+			fprintf(out, "%s%s", sep, cell[i]);
 		else if (c->text)
 			fprintf(out, "%s%-*.*s", sep, c->width, c->width,
 				cell[i]);
 		else
 			fprintf(out, "%s%*s", sep, c->width, cell[i]);
 	}
+	fputc('\n', out);
 }
 
 static void print_head(FILE *out, int host_w)
@@ -489,7 +493,7 @@ static void print_head(FILE *out, int host_w)
 
 	for (i = 0; i < BC_NR; i++)
 		cell[i] = batch_cols[i].title;
-	print_cells(out, host_w, "HOST", cell);
+	print_cells(out, host_w, cell);
 }
 
 static void print_row(FILE *out, int host_w, const struct lt_lock *l,
@@ -507,6 +511,7 @@ static void print_row(FILE *out, int host_w, const struct lt_lock *l,
 		[BC_AVG] = avg,
 		[BC_MAX] = max,
 		[BC_PROC] = proc,
+		[BC_HOST] = l->host,
 	};
 
 	snprintf(waits, sizeof(waits), "%" PRIu64, f->waits);
@@ -518,19 +523,7 @@ static void print_row(FILE *out, int host_w, const struct lt_lock *l,
 	if (l->n_pids > 1)
 		snprintf(proc + strlen(proc), sizeof(proc) - strlen(proc),
 			 " +%zu", l->n_pids - 1);
-	print_cells(out, host_w, l->host, cell);
-}
-
-/* The widest host name, for the HOST column; 0 for one machine. */
-static int host_width(const struct lt_snapshot *s)
-{
-	int w = 0;
-	size_t i;
-
-	for (i = 0; i < s->n_hosts; i++)
-		if ((int)strlen(s->hosts[i].name) > w)
-			w = (int)strlen(s->hosts[i].name);
-	return w && w < 4 ? 4 : w;
+	print_cells(out, host_w, cell);
 }
 
 static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
@@ -570,9 +563,9 @@ static int emit_text(const struct output_opts *o, const struct lt_snapshot *s,
 		col_host_line(&s->hosts[i], totals, line, sizeof(line));
 		fprintf(out, "host %s\n", line);
 	}
-	print_head(out, host_width(s));
+	print_head(out, col_host_width(s));
 	for (i = 0; i < shown; i++)
-		print_row(out, host_width(s), rows[i], totals);
+		print_row(out, col_host_width(s), rows[i], totals);
 	if (shown < n)
 		fprintf(out, "... %zu more (--limit 0 shows all)\n", n - shown);
 	fputc('\n', out);

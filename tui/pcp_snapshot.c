@@ -164,6 +164,9 @@ static void lock_identity(struct lt_lock *l, struct ent *e)
 	l->n_pids = e->n_pids;
 	snprintf(l->comm, sizeof(l->comm), "%s",
 		 e->str[T_COMM] ? e->str[T_COMM] : "");
+	/* A lock site adds up its processes' copies; 0 from an agent or an
+	 * archive without the figure. */
+	l->procs = (unsigned int)e->cur[S_SITE_PROCS];
 	l->waiters_now = (unsigned int)e->cur[S_WAITERS];
 	l->spinning_now = (unsigned int)e->cur[S_SPINNING];
 	l->holder = (pid_t)e->cur[S_HOLDER];

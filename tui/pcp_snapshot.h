@@ -45,6 +45,7 @@ enum slot {
 	S_HOLDS_EST,
 	S_NHOLDERS,
 	S_NWAITERS,
+	S_SITE_PROCS, /* a lock site's processes */
 	S_PARTY, /* the top holders' and waiters' numbers: PARTY_SLOT() */
 	S_NSLOTS = S_PARTY + 2 * LT_TOP_PARTIES * 3,
 	/* the same slots, other meanings in other groups */

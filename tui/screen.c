@@ -80,8 +80,10 @@ static void draw_deadlocks(struct screen *sc, int y, int bottom, int cols)
 		size_t n = dl->n < LT_CYCLE_MAX ? dl->n : LT_CYCLE_MAX;
 
 		attron(attr(sc, C_ALERT, A_BOLD) | A_BOLD);
-		snprintf(line, sizeof(line), "cycle %zu: %zu processes", d + 1,
-			 n);
+		/* Its host, where rows come from hosts. */
+		snprintf(line, sizeof(line), "cycle %zu%s%s: %zu processes",
+			 d + 1, dl->host ? " on " : "",
+			 dl->host ? dl->host : "", n);
 		mvaddnstr(y++, 0, line, cols);
 		attroff(attr(sc, C_ALERT, A_BOLD) | A_BOLD);
 		for (m = 0; m < n && y < bottom; m++) {

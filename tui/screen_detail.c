@@ -86,8 +86,9 @@ static int detail_identity(WINDOW *w, const struct lt_lock *l, int y, int cols)
 	int n;
 
 	snprintf(line, sizeof(line),
-		 "kind %s  id %" PRIu64 "  address 0x%" PRIx64 "  key %s",
-		 lt_kind_name(l->kind), l->id, l->address,
+		 "%s%s%skind %s  id %" PRIu64 "  address 0x%" PRIx64 "  key %s",
+		 l->host ? "host " : "", l->host ? l->host : "",
+		 l->host ? "  " : "", lt_kind_name(l->kind), l->id, l->address,
 		 l->key[0] ? l->key : "-");
 	mvwaddnstr(w, y++, 0, line, cols);
 	if (l->kernel_type[0] || l->caller[0]) {

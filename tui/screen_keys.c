@@ -28,10 +28,14 @@ static void move_sel(struct screen *sc, long by)
 static void set_sort(struct screen *sc, int col)
 {
 	int n = views[sc->view].n_cols;
+	int step = col < sc->sort[sc->view] ? -1 : 1;
 
 	if (!n)
 		return;
 	col = (col % n + n) % n;
+	/* A host column that is not shown is passed over. */
+	if (views[sc->view].cols[col].fleet && !col_host_width(sc->cx.snap))
+		col = ((col + step) % n + n) % n;
 	if (sc->sort[sc->view] == col)
 		sc->reverse[sc->view] = !sc->reverse[sc->view];
 	else

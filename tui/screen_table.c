@@ -5,6 +5,8 @@
 #include <string.h>
 #include "screen_priv.h"
 
+#define HOST_MAX_W 20 /* a longer host name is cut */
+
 /* The views: their names, their tables' columns and first sort. */
 const struct view_def views[VIEW_NR] = {
 	[VIEW_LOCKS] = { "Locks", lock_cols, LC_NR, LC_WAIT },
@@ -76,10 +78,33 @@ static bool file_shown(const struct screen *sc, const struct lt_file *fl)
 	return !sc->filter[0] || strcasestr(fl->name, sc->filter);
 }
 
+/* The host of a row, "" for one machine's. */
+static const char *row_host(const struct screen *sc, const struct row *r)
+{
+	const char *h = NULL;
+
+	switch (sc->view) {
+	case VIEW_LOCKS:
+		h = ((const struct lt_lock *)r->item)->host;
+		break;
+	case VIEW_PROCS:
+		h = ((const struct lt_proc *)r->item)->host;
+		break;
+	case VIEW_FILES:
+		h = ((const struct lt_file *)r->item)->host;
+		break;
+	default:
+		break;
+	}
+	return h ? h : "";
+}
+
 static const char *row_name(const struct screen *sc, const struct row *r)
 {
 	int col = sc->sort[sc->view];
 
+	if (views[sc->view].cols[col].fleet)
+		return row_host(sc, r);
 	switch (sc->view) {
 	case VIEW_LOCKS: {
 		const struct lt_lock *l = r->item;
@@ -217,41 +242,45 @@ void screen_table_build_rows(struct screen *sc)
 }
 
 /*
- * The HOST column of a fleet view's Locks view, before the others: its
- * width, 0 for one machine's.
+ * A column's width before it is stretched: the HOST column as wide as
+ * the widest host name (at most HOST_MAX_W), 0 when it is not shown.
  */
-static int host_col_width(const struct screen *sc)
+static int col_width(const struct screen *sc, const struct column *c)
 {
-	const struct lt_snapshot *s = sc->cx.snap;
-	int w = 4;
-	size_t i;
+	int w;
 
-	if (sc->view != VIEW_LOCKS || !s || !s->n_hosts)
-		return 0;
-	for (i = 0; i < s->n_hosts; i++)
-		if ((int)strlen(s->hosts[i].name) > w)
-			w = (int)strlen(s->hosts[i].name);
-	return w > 20 ? 20 : w;
+	if (!c->fleet)
+		return c->width;
+	w = col_host_width(sc->cx.snap);
+	return w > HOST_MAX_W ? HOST_MAX_W : w;
 }
 
-/* Lays out the visible columns for width w: drops until they fit. */
+/*
+ * Lays out the visible columns for width w: drops until they fit. The
+ * columns that name the host come first.
+ */
 static void layout(struct screen *sc, int w)
 {
 	const struct column *cols = views[sc->view].cols;
-	int n = views[sc->view].n_cols, need, i, level, flex = -1, x;
-	int x0 = host_col_width(sc);
+	int n = views[sc->view].n_cols, need, i, k, level, flex = -1, x;
+	int order[MAX_COLS], cw[MAX_COLS];
 	bool keep[MAX_COLS];
 
-	if (x0)
-		x0++;
-	w -= x0;
+	for (i = 0, k = 0; i < n; i++)
+		if (cols[i].fleet)
+			order[k++] = i;
 	for (i = 0; i < n; i++)
-		keep[i] = true;
+		if (!cols[i].fleet)
+			order[k++] = i;
+	for (i = 0; i < n; i++) {
+		cw[i] = col_width(sc, &cols[i]);
+		keep[i] = cw[i] > 0;
+	}
 	for (level = 1; level < 10; level++) {
 		need = 0;
 		for (i = 0; i < n; i++)
 			if (keep[i])
-				need += cols[i].width + 1;
+				need += cw[i] + 1;
 		if (need - 1 <= w)
 			break;
 		for (i = 0; i < n; i++)
@@ -262,29 +291,29 @@ static void layout(struct screen *sc, int w)
 	for (i = 0; i < n; i++) {
 		if (!keep[i])
 			continue;
-		need += cols[i].width + 1;
+		need += cw[i] + 1;
 		if (cols[i].flex)
 			flex = i;
 	}
 	need--;
 	sc->n_vis = 0;
 	x = 0;
-	for (i = 0; i < n; i++) {
-		int cw;
+	for (k = 0; k < n; k++) {
+		int c = order[k], width;
 
-		if (!keep[i])
+		if (!keep[c])
 			continue;
-		cw = cols[i].width;
-		if (i == flex && w > need)
-			cw += w - need;
-		if (x + cw > w)
-			cw = w - x;
-		if (cw <= 0)
+		width = cw[c];
+		if (c == flex && w > need)
+			width += w - need;
+		if (x + width > w)
+			width = w - x;
+		if (width <= 0)
 			break;
-		sc->vis_col[sc->n_vis] = i;
-		sc->vis_x[sc->n_vis] = x0 + x;
-		sc->vis_w[sc->n_vis++] = cw;
-		x += cw + 1;
+		sc->vis_col[sc->n_vis] = c;
+		sc->vis_x[sc->n_vis] = x;
+		sc->vis_w[sc->n_vis++] = width;
+		x += width + 1;
 	}
 }
 
@@ -314,8 +343,6 @@ static void draw_table_head(struct screen *sc, int y, int cols)
 	sc->head_y = y;
 	attron(attr(sc, C_COLHEAD, A_REVERSE));
 	mvhline(y, 0, ' ', cols);
-	if (host_col_width(sc))
-		screen_put(y, 0, host_col_width(sc), "HOST", true, false);
 	for (i = 0; i < sc->n_vis; i++) {
 		const struct column *c = &cdefs[sc->vis_col[i]];
 		const char *t = sc->cx.cumulative && c->ctitle ? c->ctitle :
@@ -381,12 +408,6 @@ void screen_table_draw(struct screen *sc, int y, int bottom, int cols)
 			attron(attr(sc, C_SELECT, A_REVERSE));
 			mvhline(y, 0, ' ', cols);
 			sc->sel_ident[sc->view] = sc->rows[r].ident;
-		}
-		if (host_col_width(sc)) {
-			const struct lt_lock *l = sc->rows[r].item;
-
-			screen_put(y, 0, host_col_width(sc),
-				   l->host ? l->host : "", true, false);
 		}
 		for (i = 0; i < sc->n_vis; i++) {
 			int c = sc->vis_col[i];

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * A fleet: several pmcd, each with its pmdalocktop, read as one source
- * (locktop --host A,B,C). Every host is a PCP host source with its own
- * context; a read reads them all and merges their snapshots into one.
- * Every lock, process, file and deadlock keeps its host, lock ids are
- * made unique across hosts (the host's index in the top bits), a lock's
- * key ends in "@HOST" so that records of the same fleet compare lock by
- * lock, the header's figures are the hosts' sums, and snapshot.hosts
- * says what each host added and whether it answered.
+ * A fleet: one or several pmcd, each with its pmdalocktop, read as one
+ * source (locktop --host A, locktop --host A,B,C). Every host is a PCP
+ * host source with its own context; a read reads them all and merges
+ * their snapshots into one. Every lock, process, file and deadlock keeps
+ * its host, lock ids are made unique across hosts (the host's index in
+ * the top bits), with several hosts a lock's key ends in "@HOST" so that
+ * records of the same fleet compare lock by lock (one host's keep their
+ * keys, so that records of two hosts compare), the header's figures are
+ * the hosts' sums, and snapshot.hosts says what each host added and
+ * whether it answered.
  *
  * A host that stops answering is marked down, with the error and the
  * time; the others go on. Its context is connected again
@@ -119,20 +121,23 @@ static int fleet_open(const struct source_params *p, struct source **out,
 	/* A host that does not answer must not hold the others for long. */
 	setenv("PMCD_CONNECT_TIMEOUT", "3", 0);
 	setenv("PMCD_REQUEST_TIMEOUT", "5", 0);
-	s->n = p->n_hosts;
+	s->n = p->n_hosts ? p->n_hosts : 1;
 	s->delta_ms = p->collector.interval_ms ? p->collector.interval_ms :
 						 1000;
 	s->first_ts = (double)lt_wall_ns() / 1e9;
 	for (i = 0; i < s->n; i++)
 		snprintf(s->hosts[i].name, sizeof(s->hosts[i].name), "%s",
-			 p->hosts[i]);
+			 p->n_hosts ? p->hosts[i] : p->host);
 	for (i = 0; i < s->n; i++)
 		if (!open_member(s, i))
 			up++;
 	if (!up) {
 		/* Not one answers: that is a wrong command line. */
-		snprintf(err, err_len, "no host answers; %s: %s",
-			 s->hosts[0].name, s->hosts[0].why);
+		if (s->n == 1)
+			snprintf(err, err_len, "%s", s->hosts[0].why);
+		else
+			snprintf(err, err_len, "no host answers; %s: %s",
+				 s->hosts[0].name, s->hosts[0].why);
 		fleet_close(s);
 		return -EIO;
 	}
@@ -226,8 +231,9 @@ static void add_locks(struct source *s, size_t h, const struct lt_snapshot *l,
 		d->host = s->hosts[h].name;
 		d->id = fleet_id(h, d->id);
 		len = strlen(d->key);
-		snprintf(d->key + len, sizeof(d->key) - len, "@%s",
-			 s->hosts[h].name);
+		if (s->n > 1)
+			snprintf(d->key + len, sizeof(d->key) - len, "@%s",
+				 s->hosts[h].name);
 		if (!live) {
 			memset(&d->delta, 0, sizeof(d->delta));
 			d->waiters_now = d->spinning_now = 0;

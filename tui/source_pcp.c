@@ -58,6 +58,7 @@ static const struct metric metrics[] = {
 	{ LTPM_L_START, G_LOCK, S_START, false, false },
 	{ LTPM_L_END, G_LOCK, S_END, false, false },
 	{ LTPM_L_PID, G_LOCK, S_PID, false, false },
+	{ LTPM_L_SITE_PROCS, G_LOCK, S_SITE_PROCS, false, false },
 	{ LTPM_L_KIND, G_LOCK, T_KIND, true, false },
 	{ LTPM_L_HOLDER_COMM, G_LOCK, T_HOLDER_COMM, true, false },
 	{ LTPM_L_HOLDER_THREAD, G_LOCK, T_HOLDER_THREAD, true, false },

@@ -7,11 +7,13 @@
  * locktop.lock.wait.time and locktop.lock.wait.count over the window.
  *
  * Each lock instance of each host is one row, by its instance name: its
- * host and kind from the instance's labels (hostname, which pmcd adds,
- * and lock_kind, which the agent adds; else locktop.lock.kind's value
- * when it was logged; else futex),
- * its figures the counters' growth
- * over the window (a counter that went back was reset: it counts from
+ * host, name and kind from the instance's labels (hostname, which pmcd
+ * adds, lock_name and lock_kind, which the agent adds), else from the
+ * metric series' labels (hostname), the instance name itself and
+ * locktop.lock.kind's value where it was logged (pmlogger writes an
+ * instance's labels only when it first logs its instance domain's;
+ * a lock seen later has none), else futex; its figures the counters'
+ * growth over the window (a counter that went back was reset: it counts from
  * zero). The window is one interval: the snapshot's deltas and totals
  * are the same, over the time the samples span.
  */
@@ -26,10 +28,18 @@
 #define SERIES_BATCH 40 /* instance ids per labels request */
 #define KIND_SERIES 2 /* load_metric()'s which for locktop.lock.kind */
 
+/* What is read, by load_metric()'s which: two counters and the kind. */
+static const char *const metrics[] = {
+	"locktop.lock.wait.time",
+	"locktop.lock.wait.count",
+	"locktop.lock.kind",
+};
+
 /* One lock instance of one host. */
 struct sinst {
 	char host[LT_HOST_LEN];
-	char name[LT_NAME_LEN];
+	char name[LT_NAME_LEN]; /* the instance's */
+	char label[LT_NAME_LEN]; /* lock_name's, "" without it */
 	int kind; /* -1: unknown */
 	uint64_t grew[2]; /* wait.time, wait.count over the window */
 	double first_ts, last_ts; /* ms */
@@ -93,9 +103,31 @@ static long sinst_of(struct source *s, const char *host, const char *name)
 	return (long)s->n++;
 }
 
-/* The labels of refs[from, to): each instance's host, name and kind. */
-static int label_refs(struct source *s, size_t from, size_t to, char *err,
-		      size_t err_len)
+/* One instance's labels: its host, its lock's name and kind. */
+static void label_ref(struct source *s, struct iref *r, json_object *l,
+		      const char *host)
+{
+	const char *h = jstr(l, "hostname"), *kind = jstr(l, "lock_kind");
+	const char *name = jstr(l, "lock_name");
+	struct sinst *si;
+
+	/* The instance's name, as both counters have it. */
+	r->to = sinst_of(s, h ? h : host, r->name);
+	if (r->to < 0)
+		return;
+	si = &s->v[r->to];
+	if (kind && si->kind < 0)
+		si->kind = lt_kind_parse(kind);
+	if (name && !si->label[0])
+		snprintf(si->label, sizeof(si->label), "%s", name);
+}
+
+/*
+ * The labels of refs[from, to): each instance's host, name and kind; an
+ * instance without labels is host's, named by its instance.
+ */
+static int label_refs(struct source *s, size_t from, size_t to,
+		      const char *host, char *err, size_t err_len)
 {
 	char ids[SERIES_BATCH * 48] = "";
 	json_object *a;
@@ -109,45 +141,80 @@ static int label_refs(struct source *s, size_t from, size_t to, char *err,
 		return -EIO;
 	for (k = 0; k < json_object_array_length(a); k++) {
 		json_object *e = json_object_array_get_idx(a, k), *l = NULL;
-		const char *id = jstr(e, "series"), *host, *kind;
+		const char *id = jstr(e, "series");
 
 		json_object_object_get_ex(e, "labels", &l);
-		host = jstr(l, "hostname");
-		for (i = from; id && i < to; i++) {
-			struct iref *r = &s->refs[i];
-
-			if (strcmp(r->id, id))
-				continue;
-			/* The instance's name, as both counters have it;
-			 * lock_name may be an older form of it. */
-			kind = jstr(l, "lock_kind");
-			r->to = sinst_of(s, host ? host : "?", r->name);
-			if (r->to >= 0 && kind && s->v[r->to].kind < 0)
-				s->v[r->to].kind = lt_kind_parse(kind);
-		}
+		for (i = from; id && i < to; i++)
+			if (!strcmp(s->refs[i].id, id))
+				label_ref(s, &s->refs[i], l, host);
 	}
+	json_object_put(a);
+	for (i = from; i < to; i++)
+		if (s->refs[i].to < 0)
+			label_ref(s, &s->refs[i], NULL, host);
+	return 0;
+}
+
+/* The ref of instance series iid, NULL if none. */
+static struct iref *ref_of(struct source *s, const char *iid)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_refs; i++)
+		if (!strcmp(s->refs[i].id, iid))
+			return &s->refs[i];
+	return NULL;
+}
+
+/* The host of source src: the first of its names not a path, else "?". */
+static int source_host(struct source *s, const char *src, char *host,
+		       size_t len, char *err, size_t err_len)
+{
+	json_object *a = get(s, "sources", "source", src, err, err_len);
+	const char *h = NULL;
+	size_t k;
+
+	if (!a)
+		return -EIO;
+	for (k = 0; k < json_object_array_length(a) && !h; k++) {
+		h = jstr(json_object_array_get_idx(a, k), "name");
+		if (h && strchr(h, '/'))
+			h = NULL;
+	}
+	snprintf(host, len, "%s", h ? h : "?");
 	json_object_put(a);
 	return 0;
 }
 
-/* The instances of metric series id: their ids and names, labelled. */
+/*
+ * The instances of metric series id not seen yet, with their ids and
+ * names, labelled. An instance's id is its metric's and host's, the
+ * same in each metric of the agent's lock instances: pmproxy may list
+ * an instance under one metric and not under another whose values it
+ * has, so the instances of every metric are known before any values.
+ */
 static int load_instances(struct source *s, const char *id, char *err,
 			  size_t err_len)
 {
 	json_object *a = get(s, "instances", "series", id, err, err_len);
-	size_t k, from;
+	char host[LT_HOST_LEN] = "?";
+	size_t k, from = s->n_refs, to;
 
 	if (!a)
 		return -EIO;
-	s->n_refs = 0;
 	for (k = 0; k < json_object_array_length(a); k++) {
 		json_object *e = json_object_array_get_idx(a, k);
 		const char *iid = jstr(e, "instance"), *name = jstr(e, "name");
+		const char *src = jstr(e, "source");
 		struct iref *r;
 
-		if (!iid || lt_grow((void **)&s->refs, &s->cap_refs,
-				    s->n_refs + 1, sizeof(*s->refs)))
+		if (!iid || ref_of(s, iid) ||
+		    lt_grow((void **)&s->refs, &s->cap_refs, s->n_refs + 1,
+			    sizeof(*s->refs)))
 			continue;
+		if (src && !strcmp(host, "?") &&
+		    source_host(s, src, host, sizeof(host), err, err_len))
+			goto fail;
 		r = &s->refs[s->n_refs++];
 		memset(r, 0, sizeof(*r));
 		r->to = -1;
@@ -155,14 +222,27 @@ static int load_instances(struct source *s, const char *id, char *err,
 		snprintf(r->name, sizeof(r->name), "%s", name ? name : iid);
 	}
 	json_object_put(a);
-	for (from = 0; from < s->n_refs; from += SERIES_BATCH)
-		if (label_refs(s, from,
-			       from + SERIES_BATCH < s->n_refs ?
-				       from + SERIES_BATCH :
-				       s->n_refs,
-			       err, err_len))
+	for (; from < s->n_refs; from = to) {
+		to = from + SERIES_BATCH < s->n_refs ? from + SERIES_BATCH :
+						       s->n_refs;
+		if (label_refs(s, from, to, host, err, err_len))
 			return -EIO;
+	}
 	return 0;
+fail:
+	json_object_put(a);
+	return -EIO;
+}
+
+/* A string value as pmproxy gives it, JSON-quoted, without its quotes. */
+static void unquote(const char *v, char *out, size_t len)
+{
+	size_t n = strlen(v);
+
+	if (n >= 2 && v[0] == '"' && v[n - 1] == '"')
+		snprintf(out, len, "%.*s", (int)(n - 2), v + 1);
+	else
+		snprintf(out, len, "%s", v);
 }
 
 /* One sample of an instance: the counter's growth since the one before. */
@@ -170,23 +250,22 @@ static void add_sample(struct source *s, int which, json_object *e)
 {
 	const char *iid = jstr(e, "instance"), *val = jstr(e, "value");
 	json_object *t = NULL;
-	struct iref *r = NULL;
+	struct iref *r;
 	struct sinst *si;
+	char kind[32];
 	double ts, v;
-	size_t i;
 
 	if (!iid || !val || !json_object_object_get_ex(e, "timestamp", &t))
 		return;
-	for (i = 0; i < s->n_refs && !r; i++)
-		if (!strcmp(s->refs[i].id, iid))
-			r = &s->refs[i];
+	r = ref_of(s, iid);
 	if (!r || r->to < 0)
 		return;
 	si = &s->v[r->to];
 	if (which == KIND_SERIES) {
 		/* locktop.lock.kind: where pmlogger has no kind label */
+		unquote(val, kind, sizeof(kind));
 		if (si->kind < 0)
-			si->kind = lt_kind_parse(val);
+			si->kind = lt_kind_parse(kind);
 		return;
 	}
 	ts = json_object_get_double(t);
@@ -230,7 +309,35 @@ static void born_in_window(struct source *s, int which)
 	}
 }
 
-/* Every host's series of one counter: its growth over the window. */
+/* The series of metric, one per host: a JSON array, or NULL. */
+static json_object *query(struct source *s, const char *metric, char *err,
+			  size_t err_len)
+{
+	return get(s, "query", "expr", metric, err, err_len);
+}
+
+/* The instances of every host's series of metric. */
+static int load_names(struct source *s, const char *metric, char *err,
+		      size_t err_len)
+{
+	json_object *ids = query(s, metric, err, err_len);
+	size_t i;
+	int ret = 0;
+
+	if (!ids)
+		return -EIO;
+	for (i = 0; !ret && i < json_object_array_length(ids); i++) {
+		const char *id = json_object_get_string(
+			json_object_array_get_idx(ids, i));
+
+		if (id)
+			ret = load_instances(s, id, err, err_len);
+	}
+	json_object_put(ids);
+	return ret;
+}
+
+/* Every host's series of one metric: a counter's growth over the window. */
 static int load_metric(struct source *s, const char *metric, int which,
 		       char *err, size_t err_len)
 {
@@ -238,7 +345,7 @@ static int load_metric(struct source *s, const char *metric, int which,
 	char start[32];
 	size_t i, k;
 
-	ids = get(s, "query", "expr", metric, err, err_len);
+	ids = query(s, metric, err, err_len);
 	if (!ids)
 		return -EIO;
 	snprintf(start, sizeof(start), "-%usec", s->window_s);
@@ -247,14 +354,17 @@ static int load_metric(struct source *s, const char *metric, int which,
 			json_object_array_get_idx(ids, i));
 		char enc[64], path[256];
 
-		if (!id || load_instances(s, id, err, err_len))
-			goto fail;
+		if (!id)
+			continue;
 		http_encode(id, enc, sizeof(enc));
 		snprintf(path, sizeof(path),
 			 "/series/values?series=%s&start=%s", enc, start);
 		vals = http_get_json(s->host, s->port, path, err, err_len);
 		if (!vals)
 			goto fail;
+		/* This series' samples only: each host's counters apart. */
+		for (k = 0; k < s->n_refs; k++)
+			s->refs[k].have = false;
 		for (k = 0; k < json_object_array_length(vals); k++)
 			add_sample(s, which,
 				   json_object_array_get_idx(vals, k));
@@ -311,7 +421,8 @@ static int build(struct source *s)
 			continue;
 		memset(l, 0, sizeof(*l));
 		l->id = i + 1;
-		snprintf(l->name, sizeof(l->name), "%s", si->name);
+		snprintf(l->name, sizeof(l->name), "%s",
+			 si->label[0] ? si->label : si->name);
 		snprintf(l->key, sizeof(l->key), "%.*s@%s",
 			 (int)(sizeof(l->key) - sizeof(si->host) - 1), si->name,
 			 si->host);
@@ -355,6 +466,7 @@ static int series_open(const struct source_params *p, struct source **out,
 {
 	struct source *s = calloc(1, sizeof(*s));
 	char *colon;
+	size_t i;
 
 	*out = NULL;
 	if (!s) {
@@ -369,12 +481,16 @@ static int series_open(const struct source_params *p, struct source **out,
 		snprintf(s->port, sizeof(s->port), "%s", colon + 1);
 	}
 	s->window_s = p->window_s ? p->window_s : 600;
-	if (load_metric(s, "locktop.lock.wait.time", 0, err, err_len) ||
-	    load_metric(s, "locktop.lock.wait.count", 1, err, err_len) ||
-	    load_metric(s, "locktop.lock.kind", KIND_SERIES, err, err_len)) {
-		series_close(s);
-		return -EIO;
-	}
+	for (i = 0; i < sizeof(metrics) / sizeof(*metrics); i++)
+		if (load_names(s, metrics[i], err, err_len)) {
+			series_close(s);
+			return -EIO;
+		}
+	for (i = 0; i < sizeof(metrics) / sizeof(*metrics); i++)
+		if (load_metric(s, metrics[i], (int)i, err, err_len)) {
+			series_close(s);
+			return -EIO;
+		}
 	if (build(s)) {
 		snprintf(err, err_len, "out of memory");
 		series_close(s);

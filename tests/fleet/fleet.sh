@@ -4,8 +4,8 @@
 # with the agents' own figures; a host stopped mid-run is marked down
 # while the others go on, and comes back; pmlogger on each host feeds
 # pmproxy with a private redis-server, and pmseries and locktop --series
-# find each host's hottest lock; a record of the fleet compares with
-# itself.
+# find each host's hottest lock, of the kind its agent says (fcntl on
+# fleet-b); a record of the fleet compares with itself.
 # Usage: fleet.sh PMDALOCKTOP PMDA_SRC_DIR LOCKBENCH LOCKTOP
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -68,6 +68,7 @@ cat >"$tmpdir/logger.conf" <<EOF
 log mandatory on 1 sec {
 	locktop.lock.wait.time
 	locktop.lock.wait.count
+	locktop.lock.kind
 	locktop.deadlock.count
 }
 EOF
@@ -120,12 +121,18 @@ done
 jq -e '[.locks[].wait_ns] as $w | $w == ($w | sort | reverse)' <<<"$final" \
 	>/dev/null || fail "locks not ranked across hosts"
 echo "ok: each host's locks under its own name, within 2% of its agent"
-# Each host's hottest lock, by its agent's own figures.
+# Each host's hottest lock, by its agent's own figures, and its kind.
 for i in 0 1 2; do
 	pminfo -h "127.0.0.1:${ports[$i]}" -f locktop.lock.wait.time |
 		sed -n 's/.* or "\(.*bench-[^"]*\)"\] value \([0-9]*\)/\2 \1/p' |
 		sort -n | tail -n 1 | cut -d' ' -f2- >"$tmpdir/hottest-${names[$i]}"
+	pminfo -h "127.0.0.1:${ports[$i]}" -f locktop.lock.kind |
+		awk -v n="\"$(cat "$tmpdir/hottest-${names[$i]}")\"]" '
+			index($0, n) && /value/ { gsub(/"/, "", $NF); print $NF }' \
+		>"$tmpdir/kind-${names[$i]}"
 done
+[ "$(cat "$tmpdir/kind-fleet-b")" = fcntl ] ||
+	fail "fleet-b's agent calls its hottest lock a '$(cat "$tmpdir/kind-fleet-b")'"
 
 # A host stopped mid-run is down, the others go on; it comes back.
 "$locktop" --host "$hosts" -b --json -d 1 -n 18 >"$tmpdir/down.json" \
@@ -186,12 +193,20 @@ fin=$(tail -n 1 "$tmpdir/series.json")
 jq -c "[.hosts[].name, (.locks[:6][] | [.host, .name, .kind, .wait_ns])]" <<<"$fin"
 for i in 0 1 2; do
 	want=$(cat "$tmpdir/hottest-${names[$i]}")
-	got=$(jq -r --arg h "${names[$i]}" '[.locks[] | select(.host == $h and
-		(.name | contains("bench-")))][0].name' <<<"$fin")
-	# The name in the labels may be the instance's without its tag.
-	[ -n "$want" ] && [ "${got##*/}" = "${want##*/}" ] ||
+	top=$(jq -c --arg h "${names[$i]}" '[.locks[] | select(.host == $h and
+		(.name | contains("bench-")))][0] | {name, kind}' <<<"$fin")
+	got=$(jq -r .name <<<"$top")
+	# The name in the labels may be the instance's without its tag
+	# ([pid:N] or [id:N] in its first word, where two locks have one).
+	got=${got##*/}
+	want=$(sed -E 's/\[(pid|id):[0-9]+\]//' <<<"${want##*/}")
+	[ -n "$want" ] && [ "$got" = "$want" ] ||
 		fail "${names[$i]}: --series' top lock is '$got', the agent's '$want'"
-	echo "${names[$i]}: hottest lock over the window: $got"
+	# Its kind is the agent's (fcntl on fleet-b), not a default.
+	want=$(cat "$tmpdir/kind-${names[$i]}")
+	[ -n "$want" ] && [ "$(jq -r .kind <<<"$top")" = "$want" ] ||
+		fail "${names[$i]}: --series' top lock is $top, the agent's kind '$want'"
+	echo "${names[$i]}: hottest lock over the window: $top"
 done
 echo "ok: pmseries and locktop --series"
 echo PASS

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes a small pmlogger archive with pmdalocktop's metric names and
 known values, so that locktop's PCP source can be checked without the
-agent: two locks and one kind, counters that grow by a fixed step. The
+agent: two locks and one kind, counters that grow by a fixed step; the
+mutex is a lock site of three processes. The
 mutex's holders and waiters come as numbers (locktop.lock.party), the
 fcntl lock's only as text, as an agent before those numbers wrote them."""
 import sys
@@ -35,6 +36,7 @@ metric("locktop.lock.trylock_failures", 9, PM_TYPE_U64, lock_indom, PM_SEM_COUNT
 metric("locktop.lock.waiters", 16, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, count)
 metric("locktop.lock.holder", 17, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, none)
 metric("locktop.lock.kind", 19, PM_TYPE_STRING, lock_indom, PM_SEM_DISCRETE, none)
+metric("locktop.lock.site_procs", 48, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, count)
 metric("locktop.lock.holders", 32, PM_TYPE_STRING, lock_indom, PM_SEM_INSTANT, none)
 metric("locktop.lock.waited_by", 33, PM_TYPE_STRING, lock_indom, PM_SEM_INSTANT, none)
 metric("locktop.lock.party.nholders", 32, PM_TYPE_U32, lock_indom, PM_SEM_INSTANT, count, 8)
@@ -91,6 +93,9 @@ for i in range(samples):
     log.pmiPutValue("locktop.lock.waiters", "/srv/db/table.tdb+0x1040", "2")
     log.pmiPutValue("locktop.lock.holder", "/srv/db/table.tdb+0x1040", "4242")
     log.pmiPutValue("locktop.lock.kind", "/srv/db/table.tdb+0x1040", "futex")
+    # A lock site: the private copies of one mutex in three processes.
+    log.pmiPutValue("locktop.lock.site_procs", "/srv/db/table.tdb+0x1040", "3")
+    log.pmiPutValue("locktop.lock.site_procs", "/srv/db/table.tdb+0x1000", "1")
     log.pmiPutValue("locktop.lock.wait.count", "/srv/db/table.tdb+0x1000", str(10 * i))
     log.pmiPutValue("locktop.lock.wait.time", "/srv/db/table.tdb+0x1000", str(200000000 * i))
     log.pmiPutValue("locktop.lock.wait.max", "/srv/db/table.tdb+0x1000", "40000000")

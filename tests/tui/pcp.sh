@@ -33,6 +33,13 @@ jq -e '.final and .elapsed_s == 5 and
 	fail "final figures: $final"
 echo "ok: archive replay"
 
+# A lock site's processes, as the agent counted them.
+jq -e '[.locks[] | select(.name == "/srv/db/table.tdb+0x1040") | .procs] ==
+	[3] and [.locks[] | select(.name == "/srv/db/table.tdb+0x1000") |
+	.procs] == [1]' <<<"$final" >/dev/null ||
+	fail "site processes: $(jq -c '[.locks[] | {name, procs}]' <<<"$final")"
+echo "ok: a lock site's processes from locktop.lock.site_procs"
+
 # Holders and waiters: the mutex's from their numbers, exact; the fcntl
 # lock's from the text of an agent without them.
 jq -e -s '[.[] | select(.final != true)] | all(
@@ -58,6 +65,9 @@ echo "ok: holders and waiters, in numbers and from text"
 grep -q '^locktop summary' "$tmpdir/a.txt" || fail "no summary: $(cat "$tmpdir/a.txt")"
 grep -qE '^/srv/db/table\.tdb\+0x1000 +fcntl +20 ' "$tmpdir/a.txt" ||
 	fail "2-second step: $(cat "$tmpdir/a.txt")"
+# The site's label, cut to the column's 36 characters.
+grep -qF '/srv/db/table.tdb+0x1040 (3 process' "$tmpdir/a.txt" ||
+	fail "no site label: $(cat "$tmpdir/a.txt")"
 echo "ok: archive as text, 2 s steps"
 
 # An archive without the agent's metrics
