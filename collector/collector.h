@@ -69,29 +69,12 @@ enum lt_kspins {
 /* "off", "visible", "hidden": the name a state has in JSON. */
 const char *lt_kspins_name(enum lt_kspins state);
 
+/* A lock's figures: the rows of figures.def, then its histograms. */
 struct lt_figures {
-	uint64_t waits; /* blocking waits that ended */
-	uint64_t wait_ns;
-	uint64_t max_wait_ns;
-	uint64_t acquires; /* successful acquisitions (file locks) */
-	uint64_t contended; /* acquisitions that met a conflict */
-	uint64_t trylock_failures; /* non-blocking attempts refused */
-	uint64_t hold_ns; /* grant to release; see holds_estimated */
-	uint64_t max_hold_ns; /* of the holds timed */
-	/* Holds not timed, whose time in hold_ns is the mean of the sampled
-	 * holds of the same lock (see LT_HOLD_EVERY): 0 when all are. */
-	uint64_t holds_estimated;
-	uint64_t io_under_lock_ns; /* pread/pwrite time while held */
-	uint64_t wakes; /* wake calls on this lock */
-	uint64_t timeouts; /* waits that ended in ETIMEDOUT */
-	uint64_t interrupted; /* EINTR */
-	uint64_t value_changed; /* EAGAIN: the word moved before sleeping */
-	uint64_t owner_died; /* EOWNERDEAD or FUTEX_OWNER_DIED */
-	uint64_t deadlocks; /* EDEADLK: the kernel refused a cycle */
-	/* spin: on-CPU samples that found a thread spinning on the lock;
-	 * wait_ns is their count times the sampling period, an estimate. */
-	uint64_t samples;
-	uint64_t yields; /* spin: sched_yield calls from the site */
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) uint64_t NAME;
+#define LT_DERIVED(NAME, JSON, PCP, RECORD) uint64_t NAME;
+#define LT_MAXIMUM(NAME, JSON, RECORD) uint64_t NAME;
+#include "figures.def"
 	uint64_t wait_hist[LT_HIST_BUCKETS];
 	uint64_t hold_hist[LT_HIST_BUCKETS];
 };

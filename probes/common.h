@@ -146,44 +146,39 @@ enum lt_drop_reason {
 	LT_DROP_NR,
 };
 
+/* Which part of struct lt_lock_stat a figure is in (figures.def). */
+#define LT_STAT_HEAD_HEAD(name) __u64 name;
+#define LT_STAT_HEAD_BODY(name)
+#define LT_STAT_BODY_HEAD(name)
+#define LT_STAT_BODY_BODY(name) __u64 name;
+
 /*
- * Per-CPU aggregate for one lock. max_ns is the largest wait seen in
- * epoch max_epoch; the collector advances the epoch once per interval,
- * which gives a true per-interval maximum without resetting anything.
+ * Per-CPU aggregate for one lock: the counters of figures.def, and what
+ * the probes keep beside them. max_ns is the largest wait seen in epoch
+ * max_epoch; the collector advances the epoch once per interval, which
+ * gives a true per-interval maximum without resetting anything.
  */
 struct lt_lock_stat {
 	/* What a file lock's grant and release touch, together at the head:
 	 * the figures are cold in a store that meets thousands of ranges. */
 	__u64 touched; /* the epoch of the last event that changed it */
-	__u64 acquires; /* granted lock calls (file locks) */
-	__u64 hold_ns;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_STAT_HEAD_##STAT(NAME)
+#define LT_PROBE_COUNT(NAME, STAT) LT_STAT_HEAD_##STAT(NAME)
+#include "figures.def"
 	__u64 max_hold_ns;
 	__u64 hold_slept; /* holds whose holder slept: all timed after */
-	__u64 hold_skipped; /* holds not timed (see LT_HOLD_EVERY) */
 	/* Bit b: slot b of the histogram has counted, here or on another
 	 * CPU (the reader ORs them). Readers look at these slots alone. */
 	__u64 hold_used;
 	__u64 hist_used;
-	__u64 waits; /* blocking waits that ended */
-	__u64 wait_ns;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_STAT_BODY_##STAT(NAME)
+#define LT_PROBE_COUNT(NAME, STAT) LT_STAT_BODY_##STAT(NAME)
+#include "figures.def"
 	__u64 max_ns;
 	__u64 max_epoch;
 	__u64 max_total_ns;
-	__u64 contended; /* acquisitions that waited (episodes) */
 	__u64 last_holder; /* TID (or pid) of the latest known holder */
-	__u64 trylock_failures;
-	__u64 hold_samples; /* holds timed as samples, ended */
-	__u64 hold_sample_ns; /* their time, also in hold_ns */
-	__u64 wakes;
-	__u64 timeouts;
-	__u64 interrupted;
-	__u64 value_changed;
-	__u64 owner_died;
-	__u64 deadlocks; /* EDEADLK: the kernel refused a cycle */
-	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
 	__u64 owner_named; /* futex waits whose word named the holder */
-	__u64 samples; /* spin: on-CPU samples that found a thread spinning */
-	__u64 yields; /* spin: sched_yield calls from the site */
 	/* Wrapping counters: the collector diffs them modulo 2^32. */
 	__u32 hist[LT_HIST_SLOTS];
 	__u32 hold_hist[LT_HIST_SLOTS];
