@@ -71,9 +71,7 @@ const char *lt_kspins_name(enum lt_kspins state);
 
 /* A lock's figures: the rows of figures.def, then its histograms. */
 struct lt_figures {
-#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) uint64_t NAME;
-#define LT_DERIVED(NAME, JSON, PCP, RECORD) uint64_t NAME;
-#define LT_MAXIMUM(NAME, JSON, RECORD) uint64_t NAME;
+#define LT_FIGURE(NAME, JSON, RECORD) uint64_t NAME;
 #include "figures.def"
 	uint64_t wait_hist[LT_HIST_BUCKETS];
 	uint64_t hold_hist[LT_HIST_BUCKETS];

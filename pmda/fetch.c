@@ -88,8 +88,8 @@ static bool lock_figure(const struct lt_lock *l, bool other, unsigned int item,
 	const struct lt_figures *t = &l->total, *d = &l->delta;
 
 	switch (item) {
-#define LT_FETCH_ROW(NAME, PCP) \
-	case PCP:               \
+#define LT_FETCH_ROW(NAME, PCP)      \
+	case PCP:                    \
 		atom->ull = t->NAME; \
 		break;
 #define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_FETCH_ROW(NAME, PCP)

@@ -122,14 +122,10 @@ enum json_part { JSON_WAIT, JSON_HOLD, JSON_EVENT };
 static void figures_json(json_object *o, const struct lt_figures *f,
 			 enum json_part part)
 {
-#define LT_JSON_ROW(NAME, JSON) \
-	if (part == JSON_##JSON) \
+#define LT_FIGURE(NAME, JSON, RECORD) \
+	if (part == JSON_##JSON)      \
 		json_object_object_add(o, #NAME, j_u64(f->NAME));
-#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_JSON_ROW(NAME, JSON)
-#define LT_DERIVED(NAME, JSON, PCP, RECORD) LT_JSON_ROW(NAME, JSON)
-#define LT_MAXIMUM(NAME, JSON, RECORD) LT_JSON_ROW(NAME, JSON)
 #include "figures.def"
-#undef LT_JSON_ROW
 }
 
 static json_object *lock_json(const struct lt_snapshot *s,
