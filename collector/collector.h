@@ -16,9 +16,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define LT_HIST_BUCKETS 40 /* log2(ns); bucket i counts [2^i, 2^(i+1)) */
+#include "sizes.h"
+
+#define LT_HIST_BUCKETS LT_HIST_SLOTS /* log2(ns), see sizes.h */
 #define LT_NAME_LEN 160
-#define LT_COMM_SIZE 16
+#define LT_COMM_SIZE LT_COMM_LEN
 /* A kernel lock's type ("rwsem-write") and caller function. */
 #define LT_KTYPE_LEN 24
 #define LT_CALLER_LEN 64
@@ -26,17 +28,10 @@
 #define LT_TOP_RELEASES 4 /* release stacks kept per lock */
 #define LT_CYCLE_MAX 8 /* members of one reported deadlock */
 
+/* The kinds of kinds.def: LT_KIND_FUTEX = 0, numbered as the probes'. */
 enum lt_kind {
-	LT_KIND_FUTEX = 0, /* a futex used as a lock */
-	LT_KIND_FUTEX_PI, /* a priority-inheritance futex */
-	LT_KIND_FCNTL, /* POSIX byte-range lock (F_SETLK/F_SETLKW) */
-	LT_KIND_OFD, /* open-file-description lock (F_OFD_SETLK*) */
-	LT_KIND_FLOCK, /* flock(2) */
-	LT_KIND_KERNEL, /* kernel-internal lock contention */
-	LT_KIND_SPIN, /* user spinning, seen by sampling */
-	LT_KIND_FUTEX_COND, /* condition variables, semaphores, joins */
-	LT_KIND_PG_LWLOCK, /* PostgreSQL LWLock, by tranche and mode */
-	LT_KIND_PG_LOCK, /* PostgreSQL heavyweight lock, by lock tag */
+#define LT_KIND_ROW(ID, NAME) LT_KIND_##ID,
+#include "kinds.def"
 	LT_KIND_NR,
 };
 

@@ -7,14 +7,14 @@
 #ifndef LOCKTOP_PROBES_COMMON_H
 #define LOCKTOP_PROBES_COMMON_H
 
-#define LT_HIST_SLOTS 40 /* log2(ns) buckets: the last one holds >= 2^39 ns */
+#include "sizes.h"
+
 #define LT_MAX_LOCKS 16384 /* distinct locks the kernel side can hold */
 #define LT_NO_SLOT (-1) /* a lock not (yet) given a slot in stat_map */
 #define LT_MAX_THREADS 65536 /* threads that can wait at the same time */
 #define LT_MAX_TRACED 8192 /* processes in a --pid / -- COMMAND tree */
 #define LT_MAX_PARTIES 32768 /* (lock, process, role) triples */
 #define LT_MAX_EXITED 8192 /* process exits queued between two reads */
-#define LT_COMM_LEN 16
 #define LT_MAX_STACKS 4096 /* distinct user stacks kept */
 #define LT_STACK_DEPTH 32 /* frames per stack */
 
@@ -48,19 +48,11 @@ enum lt_high { LT_HIGH_LOCKS, LT_HIGH_PARTIES, LT_HIGH_FILES, LT_HIGH_NR };
 #define LT_HOLD_EXACT 64
 #define LT_HOLD_EVERY 16 /* a power of two */
 
-/* Lock kinds as the probes see them; the same numbers as enum lt_kind. */
+/* Lock kinds as the probes see them: the rows of kinds.def, numbered as
+ * enum lt_kind. */
 enum lt_probe_kind {
-	LT_PK_FUTEX = 0,
-	LT_PK_FUTEX_PI = 1,
-	LT_PK_FCNTL = 2,
-	LT_PK_OFD = 3,
-	LT_PK_FLOCK = 4,
-	LT_PK_KERNEL = 5,
-	LT_PK_SPIN = 6,
-	LT_PK_FUTEX_COND = 7,
-	/* A server's own waits, announced by its USDT probes (usdt.h). */
-	LT_PK_PG_LWLOCK = 8,
-	LT_PK_PG_LOCK = 9,
+#define LT_KIND_ROW(ID, NAME) LT_PK_##ID,
+#include "kinds.def"
 };
 
 /* The first kind announced by USDT probes: a thread's wait in flight of
