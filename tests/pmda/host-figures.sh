@@ -9,10 +9,11 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 pmda_setup "$1" "$2"
-locktop=$(realpath "$3")
-spinner=$(realpath "$4")
-yielder=$(realpath "$5")
-deadlock=$(realpath "$6")
+shift 2
+for exe in locktop spinner yielder deadlock; do
+	printf -v "$exe" %s "$(realpath "$1")"
+	shift
+done
 
 step "installing"
 install_agent
