@@ -69,11 +69,12 @@ pminfo -f locktop.lock.id locktop.lock.samples locktop.lock.yields \
 jq -e 'length > 0' "$tmpdir/agent.json" >/dev/null ||
 	fail "no lock values from the agent"
 
-# The rows of process $1 of kind $2 in $3, as {id, samples, yields,
-# deadlocks}.
+# The rows of kind $1 in $3 that process $2 waited on (a number) or
+# whose name has $2 in it, as {id, samples, yields, deadlocks}.
 rows_of() {
-	jq -c --argjson p "$1" --arg k "$2" '[.locks[] |
-		select(.kind == $k and (.pids | index($p))) |
+	jq -c --arg k "$1" --arg w "$2" '[.locks[] |
+		select(.kind == $k and (($w | tonumber?) as $p |
+			if $p then .pids | index($p) else .name | contains($w) end)) |
 		{id, samples, yields, deadlocks}]' <<<"$3"
 }
 
@@ -88,10 +89,9 @@ same_as_agent() {
 
 sp=$(jq .pid "$tmpdir/sp.json")
 y=$(jq .pid "$tmpdir/y.json")
-dl=$(jq .a "$tmpdir/dl.json")
-spin=$(rows_of "$sp" spin "$host_final")
-yield=$(rows_of "$y" spin "$host_final")
-file=$(rows_of "$dl" fcntl "$host_final")
+spin=$(rows_of spin "$sp" "$host_final")
+yield=$(rows_of spin "$y" "$host_final")
+file=$(rows_of fcntl dl.dat "$host_final")
 echo "locktop --host: spinner $spin, yielder $yield, fcntl $file"
 jq -e 'map(.samples) | add > 0' <<<"$spin" >/dev/null ||
 	fail "no samples through --host: $spin"
@@ -101,15 +101,15 @@ same_as_agent "$file" || fail "deadlock: --host $file, the agent $(cat "$tmpdir/
 echo "ok: samples, yields and deadlocks through --host are the agent's"
 
 # Exact counts agree with locktop's own; samples are each one's draw.
-live_yields=$(rows_of "$y" spin "$live_final" | jq 'map(.yields) | add // 0')
+live_yields=$(rows_of spin "$y" "$live_final" | jq 'map(.yields) | add // 0')
 host_yields=$(jq 'map(.yields) | add // 0' <<<"$yield")
 [ "$host_yields" = 5000 ] && [ "$live_yields" = 5000 ] ||
 	fail "yields: --host $host_yields, locktop $live_yields, want 5000"
-live_dl=$(rows_of "$dl" fcntl "$live_final" | jq 'map(.deadlocks) | add // 0')
+live_dl=$(rows_of fcntl dl.dat "$live_final" | jq 'map(.deadlocks) | add // 0')
 host_dl=$(jq 'map(.deadlocks) | add // 0' <<<"$file")
 [ "$host_dl" = 1 ] && [ "$live_dl" = 1 ] ||
 	fail "deadlocks: --host $host_dl, locktop $live_dl, want 1"
-live_samples=$(rows_of "$sp" spin "$live_final" | jq 'map(.samples) | add // 0')
+live_samples=$(rows_of spin "$sp" "$live_final" | jq 'map(.samples) | add // 0')
 [ "$live_samples" -gt 0 ] || fail "locktop saw no samples"
 echo "ok: yields $host_yields and deadlocks $host_dl as locktop counts them"
 
