@@ -73,7 +73,7 @@ jq -e 'length > 0' "$tmpdir/agent.json" >/dev/null ||
 # whose name has $2 in it, as {id, samples, yields, deadlocks}.
 rows_of() {
 	jq -c --arg k "$1" --arg w "$2" '[.locks[] |
-		select(.kind == $k and (($w | tonumber?) as $p |
+		select(.kind == $k and (($w | tonumber? // null) as $p |
 			if $p then .pids | index($p) else .name | contains($w) end)) |
 		{id, samples, yields, deadlocks}]' <<<"$3"
 }
