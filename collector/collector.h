@@ -16,9 +16,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define LT_HIST_BUCKETS 40 /* log2(ns); bucket i counts [2^i, 2^(i+1)) */
+#include "sizes.h"
+
+#define LT_HIST_BUCKETS LT_HIST_SLOTS /* log2(ns), see sizes.h */
 #define LT_NAME_LEN 160
-#define LT_COMM_SIZE 16
+#define LT_COMM_SIZE LT_COMM_LEN
 /* A kernel lock's type ("rwsem-write") and caller function. */
 #define LT_KTYPE_LEN 24
 #define LT_CALLER_LEN 64
@@ -26,17 +28,10 @@
 #define LT_TOP_RELEASES 4 /* release stacks kept per lock */
 #define LT_CYCLE_MAX 8 /* members of one reported deadlock */
 
+/* The kinds of kinds.def: LT_KIND_FUTEX = 0, numbered as the probes'. */
 enum lt_kind {
-	LT_KIND_FUTEX = 0, /* a futex used as a lock */
-	LT_KIND_FUTEX_PI, /* a priority-inheritance futex */
-	LT_KIND_FCNTL, /* POSIX byte-range lock (F_SETLK/F_SETLKW) */
-	LT_KIND_OFD, /* open-file-description lock (F_OFD_SETLK*) */
-	LT_KIND_FLOCK, /* flock(2) */
-	LT_KIND_KERNEL, /* kernel-internal lock contention */
-	LT_KIND_SPIN, /* user spinning, seen by sampling */
-	LT_KIND_FUTEX_COND, /* condition variables, semaphores, joins */
-	LT_KIND_PG_LWLOCK, /* PostgreSQL LWLock, by tranche and mode */
-	LT_KIND_PG_LOCK, /* PostgreSQL heavyweight lock, by lock tag */
+#define LT_KIND_ROW(ID, NAME) LT_KIND_##ID,
+#include "kinds.def"
 	LT_KIND_NR,
 };
 
@@ -69,29 +64,10 @@ enum lt_kspins {
 /* "off", "visible", "hidden": the name a state has in JSON. */
 const char *lt_kspins_name(enum lt_kspins state);
 
+/* A lock's figures: the rows of figures.def, then its histograms. */
 struct lt_figures {
-	uint64_t waits; /* blocking waits that ended */
-	uint64_t wait_ns;
-	uint64_t max_wait_ns;
-	uint64_t acquires; /* successful acquisitions (file locks) */
-	uint64_t contended; /* acquisitions that met a conflict */
-	uint64_t trylock_failures; /* non-blocking attempts refused */
-	uint64_t hold_ns; /* grant to release; see holds_estimated */
-	uint64_t max_hold_ns; /* of the holds timed */
-	/* Holds not timed, whose time in hold_ns is the mean of the sampled
-	 * holds of the same lock (see LT_HOLD_EVERY): 0 when all are. */
-	uint64_t holds_estimated;
-	uint64_t io_under_lock_ns; /* pread/pwrite time while held */
-	uint64_t wakes; /* wake calls on this lock */
-	uint64_t timeouts; /* waits that ended in ETIMEDOUT */
-	uint64_t interrupted; /* EINTR */
-	uint64_t value_changed; /* EAGAIN: the word moved before sleeping */
-	uint64_t owner_died; /* EOWNERDEAD or FUTEX_OWNER_DIED */
-	uint64_t deadlocks; /* EDEADLK: the kernel refused a cycle */
-	/* spin: on-CPU samples that found a thread spinning on the lock;
-	 * wait_ns is their count times the sampling period, an estimate. */
-	uint64_t samples;
-	uint64_t yields; /* spin: sched_yield calls from the site */
+#define LT_FIGURE(NAME, JSON, RECORD) uint64_t NAME;
+#include "figures.def"
 	uint64_t wait_hist[LT_HIST_BUCKETS];
 	uint64_t hold_hist[LT_HIST_BUCKETS];
 };

@@ -14,11 +14,12 @@ bool lt_figures_active(const struct lt_figures *f)
 {
 	/* The counts and times; a maximum or a histogram bucket moves
 	 * only with them. */
-	return f->waits || f->wait_ns || f->acquires || f->contended ||
-	       f->trylock_failures || f->deadlocks || f->hold_ns ||
-	       f->holds_estimated || f->io_under_lock_ns || f->wakes ||
-	       f->timeouts || f->interrupted || f->value_changed ||
-	       f->owner_died || f->samples || f->yields;
+	bool any = false;
+
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) any = any || f->NAME;
+#define LT_DERIVED(NAME, JSON, PCP, RECORD) any = any || f->NAME;
+#include "figures.def"
+	return any;
 }
 
 bool lt_lock_worth_showing(const struct lt_lock *l, bool totals)
@@ -162,26 +163,11 @@ void lt_figures_add(struct lt_figures *to, const struct lt_figures *f)
 {
 	size_t b;
 
-	to->waits += f->waits;
-	to->wait_ns += f->wait_ns;
-	if (f->max_wait_ns > to->max_wait_ns)
-		to->max_wait_ns = f->max_wait_ns;
-	to->acquires += f->acquires;
-	to->contended += f->contended;
-	to->trylock_failures += f->trylock_failures;
-	to->hold_ns += f->hold_ns;
-	if (f->max_hold_ns > to->max_hold_ns)
-		to->max_hold_ns = f->max_hold_ns;
-	to->holds_estimated += f->holds_estimated;
-	to->io_under_lock_ns += f->io_under_lock_ns;
-	to->wakes += f->wakes;
-	to->timeouts += f->timeouts;
-	to->interrupted += f->interrupted;
-	to->value_changed += f->value_changed;
-	to->owner_died += f->owner_died;
-	to->deadlocks += f->deadlocks;
-	to->samples += f->samples;
-	to->yields += f->yields;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) to->NAME += f->NAME;
+#define LT_DERIVED(NAME, JSON, PCP, RECORD) to->NAME += f->NAME;
+#define LT_MAXIMUM(NAME, JSON, RECORD) \
+	to->NAME = f->NAME > to->NAME ? f->NAME : to->NAME;
+#include "figures.def"
 	for (b = 0; b < LT_HIST_BUCKETS; b++) {
 		to->wait_hist[b] += f->wait_hist[b];
 		to->hold_hist[b] += f->hold_hist[b];

@@ -5,17 +5,8 @@
 #include "collector.h"
 
 static const char *const kind_names[LT_KIND_NR] = {
-	[LT_KIND_FUTEX] = "futex",
-	[LT_KIND_FUTEX_PI] = "futex-pi",
-	[LT_KIND_FCNTL] = "fcntl",
-	[LT_KIND_OFD] = "ofd",
-	[LT_KIND_FLOCK] = "flock",
-	[LT_KIND_KERNEL] = "kernel",
-	[LT_KIND_SPIN] = "spin",
-	[LT_KIND_FUTEX_COND] = "futex-cond",
-	/* Servers' own locks, from their USDT probes. */
-	[LT_KIND_PG_LWLOCK] = "pg-lwlock",
-	[LT_KIND_PG_LOCK] = "pg-lock",
+#define LT_KIND_ROW(ID, NAME) [LT_KIND_##ID] = NAME,
+#include "kinds.def"
 };
 
 static const char *const drop_names[LT_DROP_REASONS] = {

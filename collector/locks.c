@@ -411,22 +411,9 @@ static int merge_lock(struct lt_collector *c, const void *rec)
 			     &s->hold_moved);
 	/* The counters; the histograms are already up to date in raw. */
 	memcpy(&sum, v, offsetof(struct lt_lock_stat, hist));
-	DELTA(waits);
-	DELTA(wait_ns);
-	DELTA(contended);
-	DELTA(acquires);
-	DELTA(trylock_failures);
-	DELTA(hold_ns);
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) DELTA(NAME);
+#include "figures.def"
 	add_estimated_holds(l, &sum, &s->raw);
-	DELTA(wakes);
-	DELTA(timeouts);
-	DELTA(interrupted);
-	DELTA(value_changed);
-	DELTA(owner_died);
-	DELTA(deadlocks);
-	DELTA(io_under_lock_ns);
-	DELTA(samples);
-	DELTA(yields);
 	l->delta.max_wait_ns = l->delta.waits ? v->max_ns : 0;
 	if (sum.max_total_ns > l->total.max_wait_ns)
 		l->total.max_wait_ns = sum.max_total_ns;

@@ -59,10 +59,11 @@ struct slot_kind_ops {
 /* What every event adds to: a lock's figures that only grow, summed. */
 static uint64_t stat_mass(const struct lt_lock_stat *v)
 {
-	return v->waits + v->wait_ns + v->contended + v->acquires +
-	       v->trylock_failures + v->hold_ns + v->wakes + v->timeouts +
-	       v->interrupted + v->value_changed + v->owner_died +
-	       v->deadlocks + v->io_under_lock_ns + v->samples + v->yields;
+	uint64_t mass = 0;
+
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) mass += v->NAME;
+#include "figures.def"
+	return mass;
 }
 
 static struct slot_place lock_place(struct lt_collector *c)

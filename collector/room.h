@@ -38,20 +38,6 @@ struct spin_bpf;
 struct bpf_object;
 struct bpf_link;
 
-_Static_assert(LT_HIST_BUCKETS == LT_HIST_SLOTS,
-	       "collector and probe histograms must match");
-_Static_assert((int)LT_PK_FUTEX_COND == (int)LT_KIND_FUTEX_COND &&
-		       (int)LT_PK_FCNTL == (int)LT_KIND_FCNTL &&
-		       (int)LT_PK_OFD == (int)LT_KIND_OFD &&
-		       (int)LT_PK_FLOCK == (int)LT_KIND_FLOCK &&
-		       (int)LT_PK_FUTEX_PI == (int)LT_KIND_FUTEX_PI &&
-		       (int)LT_PK_PG_LWLOCK == (int)LT_KIND_PG_LWLOCK &&
-		       (int)LT_PK_PG_LOCK == (int)LT_KIND_PG_LOCK &&
-		       (int)LT_PK_SPIN == (int)LT_KIND_SPIN,
-	       "probe kinds are collector kinds");
-_Static_assert((int)LT_PK_KERNEL == (int)LT_KIND_KERNEL,
-	       "the kernel probe kind is the collector's");
-
 #define BATCH 512
 #define MAX_VMA_CACHE 16
 

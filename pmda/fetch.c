@@ -88,62 +88,25 @@ static bool lock_figure(const struct lt_lock *l, bool other, unsigned int item,
 	const struct lt_figures *t = &l->total, *d = &l->delta;
 
 	switch (item) {
-	case L_WAIT_COUNT:
-		atom->ull = t->waits;
+#define LT_FETCH_ROW(NAME, PCP)      \
+	case PCP:                    \
+		atom->ull = t->NAME; \
 		break;
-	case L_WAIT_TIME:
-		atom->ull = t->wait_ns;
-		break;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_FETCH_ROW(NAME, PCP)
+#define LT_DERIVED(NAME, JSON, PCP, RECORD) LT_FETCH_ROW(NAME, PCP)
+#include "figures.def"
+#undef LT_FETCH_ROW
 	case L_WAIT_MAX:
 		atom->ull = d->max_wait_ns;
 		break;
 	case L_WAIT_PEAK:
 		atom->ull = t->max_wait_ns;
 		break;
-	case L_HOLD_TIME:
-		atom->ull = t->hold_ns;
-		break;
 	case L_HOLD_MAX:
 		atom->ull = d->max_hold_ns;
 		break;
 	case L_HOLD_PEAK:
 		atom->ull = t->max_hold_ns;
-		break;
-	case L_HOLD_ESTIMATED:
-		atom->ull = t->holds_estimated;
-		break;
-	case L_ACQUIRES:
-		atom->ull = t->acquires;
-		break;
-	case L_CONTENDED:
-		atom->ull = t->contended;
-		break;
-	case L_TRYLOCK_FAILURES:
-		atom->ull = t->trylock_failures;
-		break;
-	case L_IO_UNDER_LOCK:
-		atom->ull = t->io_under_lock_ns;
-		break;
-	case L_WAKES:
-		atom->ull = t->wakes;
-		break;
-	case L_TIMEOUTS:
-		atom->ull = t->timeouts;
-		break;
-	case L_INTERRUPTED:
-		atom->ull = t->interrupted;
-		break;
-	case L_VALUE_CHANGED:
-		atom->ull = t->value_changed;
-		break;
-	case L_OWNER_DIED:
-		atom->ull = t->owner_died;
-		break;
-	case L_SAMPLES:
-		atom->ull = t->samples;
-		break;
-	case L_YIELDS:
-		atom->ull = t->yields;
 		break;
 	case L_WAITERS:
 		atom->ul = l->waiters_now;

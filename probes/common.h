@@ -7,14 +7,14 @@
 #ifndef LOCKTOP_PROBES_COMMON_H
 #define LOCKTOP_PROBES_COMMON_H
 
-#define LT_HIST_SLOTS 40 /* log2(ns) buckets: the last one holds >= 2^39 ns */
+#include "sizes.h"
+
 #define LT_MAX_LOCKS 16384 /* distinct locks the kernel side can hold */
 #define LT_NO_SLOT (-1) /* a lock not (yet) given a slot in stat_map */
 #define LT_MAX_THREADS 65536 /* threads that can wait at the same time */
 #define LT_MAX_TRACED 8192 /* processes in a --pid / -- COMMAND tree */
 #define LT_MAX_PARTIES 32768 /* (lock, process, role) triples */
 #define LT_MAX_EXITED 8192 /* process exits queued between two reads */
-#define LT_COMM_LEN 16
 #define LT_MAX_STACKS 4096 /* distinct user stacks kept */
 #define LT_STACK_DEPTH 32 /* frames per stack */
 
@@ -48,19 +48,11 @@ enum lt_high { LT_HIGH_LOCKS, LT_HIGH_PARTIES, LT_HIGH_FILES, LT_HIGH_NR };
 #define LT_HOLD_EXACT 64
 #define LT_HOLD_EVERY 16 /* a power of two */
 
-/* Lock kinds as the probes see them; the same numbers as enum lt_kind. */
+/* Lock kinds as the probes see them: the rows of kinds.def, numbered as
+ * enum lt_kind. */
 enum lt_probe_kind {
-	LT_PK_FUTEX = 0,
-	LT_PK_FUTEX_PI = 1,
-	LT_PK_FCNTL = 2,
-	LT_PK_OFD = 3,
-	LT_PK_FLOCK = 4,
-	LT_PK_KERNEL = 5,
-	LT_PK_SPIN = 6,
-	LT_PK_FUTEX_COND = 7,
-	/* A server's own waits, announced by its USDT probes (usdt.h). */
-	LT_PK_PG_LWLOCK = 8,
-	LT_PK_PG_LOCK = 9,
+#define LT_KIND_ROW(ID, NAME) LT_PK_##ID,
+#include "kinds.def"
 };
 
 /* The first kind announced by USDT probes: a thread's wait in flight of
@@ -146,44 +138,39 @@ enum lt_drop_reason {
 	LT_DROP_NR,
 };
 
+/* Which part of struct lt_lock_stat a figure is in (figures.def). */
+#define LT_STAT_HEAD_HEAD(name) __u64 name;
+#define LT_STAT_HEAD_BODY(name)
+#define LT_STAT_BODY_HEAD(name)
+#define LT_STAT_BODY_BODY(name) __u64 name;
+
 /*
- * Per-CPU aggregate for one lock. max_ns is the largest wait seen in
- * epoch max_epoch; the collector advances the epoch once per interval,
- * which gives a true per-interval maximum without resetting anything.
+ * Per-CPU aggregate for one lock: the counters of figures.def, and what
+ * the probes keep beside them. max_ns is the largest wait seen in epoch
+ * max_epoch; the collector advances the epoch once per interval, which
+ * gives a true per-interval maximum without resetting anything.
  */
 struct lt_lock_stat {
 	/* What a file lock's grant and release touch, together at the head:
 	 * the figures are cold in a store that meets thousands of ranges. */
 	__u64 touched; /* the epoch of the last event that changed it */
-	__u64 acquires; /* granted lock calls (file locks) */
-	__u64 hold_ns;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_STAT_HEAD_##STAT(NAME)
+#define LT_PROBE_COUNT(NAME, STAT) LT_STAT_HEAD_##STAT(NAME)
+#include "figures.def"
 	__u64 max_hold_ns;
 	__u64 hold_slept; /* holds whose holder slept: all timed after */
-	__u64 hold_skipped; /* holds not timed (see LT_HOLD_EVERY) */
 	/* Bit b: slot b of the histogram has counted, here or on another
 	 * CPU (the reader ORs them). Readers look at these slots alone. */
 	__u64 hold_used;
 	__u64 hist_used;
-	__u64 waits; /* blocking waits that ended */
-	__u64 wait_ns;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_STAT_BODY_##STAT(NAME)
+#define LT_PROBE_COUNT(NAME, STAT) LT_STAT_BODY_##STAT(NAME)
+#include "figures.def"
 	__u64 max_ns;
 	__u64 max_epoch;
 	__u64 max_total_ns;
-	__u64 contended; /* acquisitions that waited (episodes) */
 	__u64 last_holder; /* TID (or pid) of the latest known holder */
-	__u64 trylock_failures;
-	__u64 hold_samples; /* holds timed as samples, ended */
-	__u64 hold_sample_ns; /* their time, also in hold_ns */
-	__u64 wakes;
-	__u64 timeouts;
-	__u64 interrupted;
-	__u64 value_changed;
-	__u64 owner_died;
-	__u64 deadlocks; /* EDEADLK: the kernel refused a cycle */
-	__u64 io_under_lock_ns; /* pread/pwrite while a holder had it */
 	__u64 owner_named; /* futex waits whose word named the holder */
-	__u64 samples; /* spin: on-CPU samples that found a thread spinning */
-	__u64 yields; /* spin: sched_yield calls from the site */
 	/* Wrapping counters: the collector diffs them modulo 2^32. */
 	__u32 hist[LT_HIST_SLOTS];
 	__u32 hold_hist[LT_HIST_SLOTS];

@@ -315,7 +315,7 @@ static __always_inline __s32 cached_slot(struct kcache *c,
 	__s32 slot;
 
 	*created = false;
-	if (!c || c->lock != key->start || c->gen != slot_gen) {
+	if (!c || c->lock != key->start || !slot_current(c->gen)) {
 		slot = slot_of(key, created);
 		if (!c || slot == LT_NO_SLOT)
 			return slot;
@@ -434,7 +434,7 @@ static __always_inline void count_wait(void *ctx, struct kwait *w, __u64 delta)
 	struct lt_lock_stat *st;
 
 	/* Slots given back since the begin: found again. */
-	if (w->gen != slot_gen)
+	if (!slot_current(w->gen))
 		place_wait(ctx, w, w->lock, w->flags);
 	st = stat_at(w->slot);
 	if (!st)

@@ -92,24 +92,9 @@ static __always_inline void sum_slots(__u32 *to, __u64 *used, const __u32 *from,
 static __always_inline void sum_lock(struct lt_lock_stat *s,
 				     const struct lt_lock_stat *v)
 {
-	s->waits += v->waits;
-	s->wait_ns += v->wait_ns;
-	s->contended += v->contended;
-	s->acquires += v->acquires;
-	s->trylock_failures += v->trylock_failures;
-	s->hold_ns += v->hold_ns;
-	s->wakes += v->wakes;
-	s->timeouts += v->timeouts;
-	s->interrupted += v->interrupted;
-	s->value_changed += v->value_changed;
-	s->owner_died += v->owner_died;
-	s->deadlocks += v->deadlocks;
-	s->io_under_lock_ns += v->io_under_lock_ns;
-	s->hold_skipped += v->hold_skipped;
-	s->hold_samples += v->hold_samples;
-	s->hold_sample_ns += v->hold_sample_ns;
-	s->samples += v->samples;
-	s->yields += v->yields;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) s->NAME += v->NAME;
+#define LT_PROBE_COUNT(NAME, STAT) s->NAME += v->NAME;
+#include "figures.def"
 	if (v->max_epoch >= max_epoch && v->max_ns > s->max_ns)
 		s->max_ns = v->max_ns;
 	if (v->max_total_ns > s->max_total_ns)

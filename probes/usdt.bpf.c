@@ -275,7 +275,7 @@ static __always_inline void wait_end(struct pt_regs *ctx,
 	bool created = false;
 	__s32 no_slot = LT_NO_SLOT;
 
-	if (in->gen != slot_gen || in->slot == LT_NO_SLOT)
+	if (!slot_current(in->gen) || in->slot == LT_NO_SLOT)
 		in->slot = slot_of(&in->lock, &created);
 	st = stat_at(in->slot);
 	if (st) {

@@ -72,18 +72,14 @@ void rec_fig_add(struct rec_fig *a, const struct rec_fig *b)
 	size_t i;
 
 	/* Sums wrap rather than trap: a file may hold anything. */
-	a->waits += b->waits;
-	a->wait_ns += b->wait_ns;
-	if (b->max_wait_ns > a->max_wait_ns)
-		a->max_wait_ns = b->max_wait_ns;
-	a->hold_ns += b->hold_ns;
-	a->holds_estimated += b->holds_estimated;
-	a->acquires += b->acquires;
-	a->contended += b->contended;
-	a->trylock_failures += b->trylock_failures;
-	a->io_under_lock_ns += b->io_under_lock_ns;
-	a->samples += b->samples;
-	a->yields += b->yields;
+#define REC_ADD(NAME, PART) a->NAME += b->NAME;
+#define REC_MAX(NAME, PART) a->NAME = b->NAME > a->NAME ? b->NAME : a->NAME;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) REC_KEPT(RECORD, REC_ADD, NAME)
+#define LT_DERIVED(NAME, JSON, PCP, RECORD) REC_KEPT(RECORD, REC_ADD, NAME)
+#define LT_MAXIMUM(NAME, JSON, RECORD) REC_KEPT(RECORD, REC_MAX, NAME)
+#include "figures.def"
+#undef REC_ADD
+#undef REC_MAX
 	/* Without histograms the best a merge can say is the worse p99. */
 	if (b->p99_wait_ns > a->p99_wait_ns)
 		a->p99_wait_ns = b->p99_wait_ns;
@@ -252,20 +248,25 @@ static json_object *j_u64(uint64_t v)
 static void fig_from_lt(struct rec_fig *r, const struct lt_figures *f)
 {
 	memset(r, 0, sizeof(*r));
-	r->waits = f->waits;
-	r->wait_ns = f->wait_ns;
-	r->max_wait_ns = f->max_wait_ns;
-	r->hold_ns = f->hold_ns;
-	r->holds_estimated = f->holds_estimated;
-	r->acquires = f->acquires;
-	r->contended = f->contended;
-	r->trylock_failures = f->trylock_failures;
-	r->io_under_lock_ns = f->io_under_lock_ns;
-	r->samples = f->samples;
-	r->yields = f->yields;
+#define REC_COPY(NAME, PART) r->NAME = f->NAME;
+#define LT_FIGURE(NAME, JSON, RECORD) REC_KEPT(RECORD, REC_COPY, NAME)
+#include "figures.def"
+#undef REC_COPY
 	r->has_hist = true;
 	memcpy(r->wait_hist, f->wait_hist, sizeof(r->wait_hist));
 	r->p99_wait_ns = rec_fig_metric(r, REC_P99);
+}
+
+/* The figures of one part of a recording's figures object. */
+static void fig_part_json(json_object *o, const struct rec_fig *f,
+			  enum rec_fig_part part)
+{
+#define REC_JSON(NAME, PART) \
+	if (PART == part)    \
+		json_object_object_add(o, #NAME, j_u64(f->NAME));
+#define LT_FIGURE(NAME, JSON, RECORD) REC_KEPT(RECORD, REC_JSON, NAME)
+#include "figures.def"
+#undef REC_JSON
 }
 
 static void fig_json(json_object *o, const struct rec_fig *f)
@@ -273,21 +274,11 @@ static void fig_json(json_object *o, const struct rec_fig *f)
 	json_object *h = json_object_new_array();
 	size_t n = LT_HIST_BUCKETS, i;
 
-	json_object_object_add(o, "waits", j_u64(f->waits));
-	json_object_object_add(o, "wait_ns", j_u64(f->wait_ns));
-	json_object_object_add(o, "max_wait_ns", j_u64(f->max_wait_ns));
+	fig_part_json(o, f, REC_PART_WAIT);
 	json_object_object_add(o, "p99_wait_ns",
 			       j_u64(rec_fig_metric(f, REC_P99)));
-	json_object_object_add(o, "hold_ns", j_u64(f->hold_ns));
-	json_object_object_add(o, "holds_estimated", j_u64(f->holds_estimated));
-	json_object_object_add(o, "acquires", j_u64(f->acquires));
-	json_object_object_add(o, "contended", j_u64(f->contended));
-	json_object_object_add(o, "trylock_failures",
-			       j_u64(f->trylock_failures));
-	json_object_object_add(o, "io_under_lock_ns",
-			       j_u64(f->io_under_lock_ns));
-	json_object_object_add(o, "samples", j_u64(f->samples));
-	json_object_object_add(o, "yields", j_u64(f->yields));
+	fig_part_json(o, f, REC_PART_HOLD);
+	fig_part_json(o, f, REC_PART_REST);
 	/* Trailing empty buckets say nothing: leave them out. */
 	while (n && !f->wait_hist[n - 1])
 		n--;

@@ -100,18 +100,25 @@ int rec_metric_parse(const char *name);
 /* Whether the metric is a duration in ns. */
 bool rec_metric_is_time(enum rec_metric m);
 
+/*
+ * The parts of a recording's figures object, in their order, with the
+ * p99 between the first two: the RECORD column of figures.def. A row
+ * NOREC is not recorded. REC_KEPT(RECORD, X, NAME) is X(NAME, part) for
+ * a recorded row, nothing for the others.
+ */
+enum rec_fig_part { REC_PART_WAIT, REC_PART_HOLD, REC_PART_REST };
+#define REC_KEPT(RECORD, X, NAME) REC_KEPT_##RECORD(X, NAME)
+#define REC_KEPT_WAIT(X, NAME) X(NAME, REC_PART_WAIT)
+#define REC_KEPT_HOLD(X, NAME) X(NAME, REC_PART_HOLD)
+#define REC_KEPT_REST(X, NAME) X(NAME, REC_PART_REST)
+#define REC_KEPT_NOREC(X, NAME)
+
+/* A lock's figures in a recording: the recorded rows of figures.def. */
 struct rec_fig {
-	uint64_t waits;
-	uint64_t wait_ns;
-	uint64_t max_wait_ns;
-	uint64_t hold_ns;
-	uint64_t holds_estimated; /* holds in hold_ns not timed, see json.md */
-	uint64_t acquires;
-	uint64_t contended;
-	uint64_t trylock_failures;
-	uint64_t io_under_lock_ns;
-	uint64_t samples; /* spin: samples in a spin loop; wait_ns their time */
-	uint64_t yields; /* spin: sched_yield calls */
+#define REC_FIELD(NAME, PART) uint64_t NAME;
+#define LT_FIGURE(NAME, JSON, RECORD) REC_KEPT(RECORD, REC_FIELD, NAME)
+#include "figures.def"
+#undef REC_FIELD
 	uint64_t p99_wait_ns; /* as stored; used when there is no histogram */
 	bool has_hist;
 	uint64_t wait_hist[LT_HIST_BUCKETS];

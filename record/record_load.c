@@ -100,6 +100,19 @@ static int get_str(struct loader *ld, json_object *o, const char *name,
 	return 0;
 }
 
+/* The figures of one part of a figures object (see fig_part_json). */
+static int load_part(struct loader *ld, json_object *o, const char *where,
+		     struct rec_fig *f, enum rec_fig_part part)
+{
+#define REC_LOAD(NAME, PART)                                        \
+	if (PART == part && get_u64(ld, o, #NAME, where, &f->NAME)) \
+		return -1;
+#define LT_FIGURE(NAME, JSON, RECORD) REC_KEPT(RECORD, REC_LOAD, NAME)
+#include "figures.def"
+#undef REC_LOAD
+	return 0;
+}
+
 static int load_fig(struct loader *ld, json_object *o, const char *where,
 		    struct rec_fig *f)
 {
@@ -107,19 +120,11 @@ static int load_fig(struct loader *ld, json_object *o, const char *where,
 	size_t i, n;
 
 	memset(f, 0, sizeof(*f));
-	if (get_u64(ld, o, "waits", where, &f->waits) ||
-	    get_u64(ld, o, "wait_ns", where, &f->wait_ns) ||
-	    get_u64(ld, o, "max_wait_ns", where, &f->max_wait_ns) ||
+	/* Figures absent in older records (samples, yields) read as 0. */
+	if (load_part(ld, o, where, f, REC_PART_WAIT) ||
 	    get_u64(ld, o, "p99_wait_ns", where, &f->p99_wait_ns) ||
-	    get_u64(ld, o, "hold_ns", where, &f->hold_ns) ||
-	    get_u64(ld, o, "holds_estimated", where, &f->holds_estimated) ||
-	    get_u64(ld, o, "acquires", where, &f->acquires) ||
-	    get_u64(ld, o, "contended", where, &f->contended) ||
-	    get_u64(ld, o, "trylock_failures", where, &f->trylock_failures) ||
-	    get_u64(ld, o, "io_under_lock_ns", where, &f->io_under_lock_ns) ||
-	    /* absent in records older than the spin kind: 0 */
-	    get_u64(ld, o, "samples", where, &f->samples) ||
-	    get_u64(ld, o, "yields", where, &f->yields))
+	    load_part(ld, o, where, f, REC_PART_HOLD) ||
+	    load_part(ld, o, where, f, REC_PART_REST))
 		return -1;
 	if (!json_object_object_get_ex(o, "wait_hist", &h) || !h)
 		return 0;

@@ -115,6 +115,19 @@ static json_object *members_json(const struct lt_snapshot *s,
 	return a;
 }
 
+/* The parts of a lock's object that hold its figures, in their order. */
+enum json_part { JSON_WAIT, JSON_HOLD, JSON_EVENT };
+
+/* The figures of one part, as figures.def lists them. */
+static void figures_json(json_object *o, const struct lt_figures *f,
+			 enum json_part part)
+{
+#define LT_FIGURE(NAME, JSON, RECORD) \
+	if (part == JSON_##JSON)      \
+		json_object_object_add(o, #NAME, j_u64(f->NAME));
+#include "figures.def"
+}
+
 static json_object *lock_json(const struct lt_snapshot *s,
 			      const struct lt_lock *l, bool totals)
 {
@@ -133,9 +146,7 @@ static json_object *lock_json(const struct lt_snapshot *s,
 	json_object_object_add(o, "kind",
 			       json_object_new_string(lt_kind_name(l->kind)));
 	json_object_object_add(o, "pids", pids);
-	json_object_object_add(o, "waits", j_u64(f->waits));
-	json_object_object_add(o, "wait_ns", j_u64(f->wait_ns));
-	json_object_object_add(o, "max_wait_ns", j_u64(f->max_wait_ns));
+	figures_json(o, f, JSON_WAIT);
 	json_object_object_add(o, "address", json_object_new_string(addr));
 	json_object_object_add(o, "comm", json_object_new_string(l->comm));
 	json_object_object_add(o, "id", j_u64(l->id));
@@ -145,17 +156,7 @@ static json_object *lock_json(const struct lt_snapshot *s,
 	json_object_object_add(o, "caller", json_object_new_string(l->caller));
 	json_object_object_add(o, "p99_wait_ns",
 			       j_u64(lt_wait_quantile(f, 0.99)));
-	json_object_object_add(o, "acquires", j_u64(f->acquires));
-	json_object_object_add(o, "contended", j_u64(f->contended));
-	json_object_object_add(o, "trylock_failures",
-			       j_u64(f->trylock_failures));
-	json_object_object_add(o, "hold_ns", j_u64(f->hold_ns));
-	json_object_object_add(o, "max_hold_ns", j_u64(f->max_hold_ns));
-	json_object_object_add(o, "holds_estimated", j_u64(f->holds_estimated));
-	json_object_object_add(o, "io_under_lock_ns",
-			       j_u64(f->io_under_lock_ns));
-	json_object_object_add(o, "samples", j_u64(f->samples));
-	json_object_object_add(o, "yields", j_u64(f->yields));
+	figures_json(o, f, JSON_HOLD);
 	json_object_object_add(o, "waiters_now",
 			       json_object_new_int64(l->waiters_now));
 	json_object_object_add(o, "spinning_now",
@@ -177,12 +178,7 @@ static json_object *lock_json(const struct lt_snapshot *s,
 			       parties_json(l->holders, l->n_holders, true));
 	json_object_object_add(o, "waiters",
 			       parties_json(l->waiters, l->n_waiters, false));
-	json_object_object_add(o, "wakes", j_u64(f->wakes));
-	json_object_object_add(o, "timeouts", j_u64(f->timeouts));
-	json_object_object_add(o, "interrupted", j_u64(f->interrupted));
-	json_object_object_add(o, "value_changed", j_u64(f->value_changed));
-	json_object_object_add(o, "owner_died", j_u64(f->owner_died));
-	json_object_object_add(o, "deadlocks", j_u64(f->deadlocks));
+	figures_json(o, f, JSON_EVENT);
 	json_object_object_add(
 		o, "stack", l->stack ? json_object_new_string(l->stack) : NULL);
 	json_object_object_add(o, "release_stacks", record_releases_json(l));

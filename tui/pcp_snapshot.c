@@ -194,19 +194,10 @@ static void lock_figures(struct lt_lock *l, struct ent *e)
 		uint64_t (*get)(const struct ent *, int) = w ? total_of :
 							       delta_of;
 
-		f[w]->waits = get(e, S_WAITS);
-		f[w]->wait_ns = get(e, S_WAIT_NS);
-		f[w]->hold_ns = get(e, S_HOLD_NS);
-		f[w]->holds_estimated = get(e, S_HOLDS_EST);
-		f[w]->acquires = get(e, S_ACQUIRES);
-		f[w]->contended = get(e, S_CONTENDED);
-		f[w]->trylock_failures = get(e, S_TRYLOCK);
-		f[w]->io_under_lock_ns = get(e, S_IO_UNDER);
-		f[w]->wakes = get(e, S_WAKES);
-		f[w]->timeouts = get(e, S_TIMEOUTS);
-		f[w]->interrupted = get(e, S_INTERRUPTED);
-		f[w]->value_changed = get(e, S_VALUE_CHANGED);
-		f[w]->owner_died = get(e, S_OWNER_DIED);
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) \
+	f[w]->NAME = get(e, S_FIG_##NAME);
+#define LT_DERIVED(NAME, JSON, PCP, RECORD) f[w]->NAME = get(e, S_FIG_##NAME);
+#include "figures.def"
 	}
 	/* The agent's maximum covers its own interval. */
 	l->delta.max_wait_ns = e->cur[S_WAIT_MAX];

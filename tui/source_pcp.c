@@ -32,21 +32,16 @@ _Static_assert(LT_TOP_PARTIES == LTPM_PARTY_RANKS,
 	       "the agent exports every holder and waiter a lock keeps");
 
 static const struct metric metrics[] = {
-	{ LTPM_L_WAIT_COUNT, G_LOCK, S_WAITS, false, true },
-	{ LTPM_L_WAIT_TIME, G_LOCK, S_WAIT_NS, false, true },
+/* The agent has at least a lock's waits. */
+#define LT_FIGURE_ROW(NAME, PCP)                   \
+	{ LTPM_##PCP, G_LOCK, S_FIG_##NAME, false, \
+	  LTPM_##PCP == LTPM_L_WAIT_COUNT || LTPM_##PCP == LTPM_L_WAIT_TIME },
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) LT_FIGURE_ROW(NAME, PCP)
+#define LT_DERIVED(NAME, JSON, PCP, RECORD) LT_FIGURE_ROW(NAME, PCP)
+#include "figures.def"
+#undef LT_FIGURE_ROW
 	{ LTPM_L_WAIT_MAX, G_LOCK, S_WAIT_MAX, false, false },
-	{ LTPM_L_HOLD_TIME, G_LOCK, S_HOLD_NS, false, false },
 	{ LTPM_L_HOLD_MAX, G_LOCK, S_HOLD_MAX, false, false },
-	{ LTPM_L_HOLD_ESTIMATED, G_LOCK, S_HOLDS_EST, false, false },
-	{ LTPM_L_ACQUIRES, G_LOCK, S_ACQUIRES, false, false },
-	{ LTPM_L_CONTENDED, G_LOCK, S_CONTENDED, false, false },
-	{ LTPM_L_TRYLOCK_FAILURES, G_LOCK, S_TRYLOCK, false, false },
-	{ LTPM_L_IO_UNDER_LOCK, G_LOCK, S_IO_UNDER, false, false },
-	{ LTPM_L_WAKES, G_LOCK, S_WAKES, false, false },
-	{ LTPM_L_TIMEOUTS, G_LOCK, S_TIMEOUTS, false, false },
-	{ LTPM_L_INTERRUPTED, G_LOCK, S_INTERRUPTED, false, false },
-	{ LTPM_L_VALUE_CHANGED, G_LOCK, S_VALUE_CHANGED, false, false },
-	{ LTPM_L_OWNER_DIED, G_LOCK, S_OWNER_DIED, false, false },
 	{ LTPM_L_WAITERS, G_LOCK, S_WAITERS, false, false },
 	{ LTPM_L_SPINNING, G_LOCK, S_SPINNING, false, false },
 	{ LTPM_L_HOLDER, G_LOCK, S_HOLDER, false, false },
