@@ -60,6 +60,9 @@ each ratio is narrow enough.
   --budget MIN       start no round that would end after MIN minutes
                      (default 18)
   --no-stats         skip the BPF statistics phase
+  --perf             in that phase, also sample every CPU with perf and
+                     print the share of the samples in BPF programs, the
+                     kernel and locktop, and the top symbols
   --quick            2 rounds of 2 s, to check the script works
   --help             this text
 
@@ -70,7 +73,7 @@ EOF
 build=build
 servers="smb-mutex smb-fcntl pg mariadb slapd"
 tracers="locktop lt-user pcp bt-waits floor clock"
-rounds_max=20 rounds_min=3 secs=4 ci_goal=2 budget=18 stats=1
+rounds_max=20 rounds_min=3 secs=4 ci_goal=2 budget=18 stats=1 perf=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--servers) servers=${2//,/ }; shift ;;
@@ -81,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--ci) ci_goal=$2; shift ;;
 	--budget) budget=$2; shift ;;
 	--no-stats) stats=0 ;;
+	--perf) perf=1 ;;
 	--quick) rounds_max=2 rounds_min=2 secs=2 ;;
 	--help) usage; exit 0 ;;
 	-*) usage >&2; exit 2 ;;
@@ -405,6 +409,22 @@ each_prog() {
 		awk '{ r[$1] += $2; t[$1] += $3 } END {
 			for (n in r) print n, r[n], t[n] }' | sort
 }
+# perf_shares SERVER: of perf's samples of every CPU over the load, the
+# share in locktop's BPF programs, in the rest of the kernel, in locktop
+# itself and idle; then the ten busiest symbols.
+perf_shares() {
+	perf report -i "$tmpdir/perf.data" --no-children --sort comm,sym \
+		--stdio -q 2>/dev/null | awk -v s="$1" '$1 ~ /%$/ {
+		p = $1 + 0; sym = $NF
+		if (sym ~ /^bpf_prog_.*_lt_/) bpf += p
+		else if ($2 == "locktop") lt += p
+		else if ($2 == "swapper") idle += p
+		else if ($3 == "[k]") k += p
+		if (n++ < 10) top = top sprintf("%-10s   %6.2f%% %s %s\n", s, p, $2, sym) }
+		END { printf "%-10s perf: %.1f%% in locktop'"'"'s programs, %.1f%% " \
+			"in locktop, %.1f%% other kernel, %.1f%% idle\n%s",
+			s, bpf, lt, k, idle, top }'
+}
 tracer_cpu_us() {
 	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, "")
 		printf "%.0f", ($12 + $13) * 1e6 / hz }' "/proc/$tracer/stat"
@@ -418,9 +438,15 @@ for s in $servers; do
 	each_prog >"$tmpdir/p0"
 	c0=$(tracer_cpu_us)
 	w0=$(date +%s.%N)
+	if [ "$perf" = 1 ]; then
+		perf record -q -e cpu-clock -a -o "$tmpdir/perf.data" \
+			-- sleep "$secs" >/dev/null 2>&1 &
+		pf=$!
+	fi
 	load "$s"
 	w1=$(date +%s.%N)
 	c1=$(tracer_cpu_us)
+	[ "$perf" = 0 ] || wait "$pf" || true
 	each_prog >"$tmpdir/p1"
 	sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 	join "$tmpdir/p0" "$tmpdir/p1" | awk -v s="$s" -v n="$load_ops" \
@@ -434,5 +460,6 @@ for s in $servers; do
 		-v w1="$w1" 'BEGIN { printf "%-10s server %.1f us/op; locktop " \
 		"itself %.2f us/op, %.1f%% of a core\n", s, us, c / n,
 		c / 1e4 / (w1 - w0) }'
+	[ "$perf" = 1 ] && perf_shares "$s"
 done
 stop_tracer
