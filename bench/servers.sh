@@ -391,7 +391,7 @@ for t in $tracers; do
 		read -r m1 h1 < <(ci "$tmpdir/x")
 		ratios "$s" "$t" 3 >"$tmpdir/x"
 		read -r m2 h2 < <(ci "$tmpdir/x")
-		cell "$(printf '%.3f+-%-4s %.3f+-%-4s' "$m1" "$h1" "$m2" "$h2")"
+		cell "$(printf '%.3f+-%-4s %.3f+-%s' "$m1" "$h1" "$m2" "$h2")"
 	done
 	echo
 done

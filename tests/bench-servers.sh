@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/servers.sh works: a --quick run on one server with two tracers
+# bench/servers.sh works: a --quick run on one server under locktop
 # prints its table whole (a rounds row, the untraced figures, one row
 # per tracer with a ratio and its interval for throughput and for CPU
 # per operation) and locktop's programs with their ns per run.
@@ -10,7 +10,7 @@ bench=$(dirname "$0")/../bench
 require_bpf
 
 rc=0
-bash "$bench/servers.sh" --quick --servers "$server" --tracers locktop,floor \
+bash "$bench/servers.sh" --quick --servers "$server" --tracers locktop \
 	"$build" >"$tmpdir/out" 2>"$tmpdir/err" || rc=$?
 cat "$tmpdir/out"
 [ "$rc" != 77 ] || skip "$(tail -n 1 "$tmpdir/err")"
@@ -22,7 +22,7 @@ row() { awk -v r="$1" '$1 == r' "$tmpdir/out"; }
 row rounds | grep -qE '^rounds +2$' || fail "not 2 rounds: $(row rounds)"
 row untraced | grep -qE '^untraced +[0-9]+/s [0-9.]+us/op$' ||
 	fail "no untraced figures: $(row untraced)"
-for t in locktop floor; do
+for t in locktop; do
 	row "$t" | grep -qE "^$t +[0-9]+\.[0-9]{3}\+-[0-9.]+ +[0-9]+\.[0-9]{3}\+-[0-9.]+$" ||
 		fail "no ratios for $t: $(row "$t")"
 done
