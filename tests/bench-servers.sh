@@ -17,7 +17,7 @@ cat "$tmpdir/out"
 [ "$rc" = 0 ] || { cat "$tmpdir/err" >&2; fail "servers.sh ended with $rc"; }
 
 row() { awk -v r="$1" '$1 == r' "$tmpdir/out"; }
-[ "$(row server | awk '{ print $2 }')" = "$server" ] ||
+[ "$(row server | awk 'NR == 1 { print $2 }')" = "$server" ] ||
 	fail "no column for $server"
 row rounds | grep -qE '^rounds +2$' || fail "not 2 rounds: $(row rounds)"
 row untraced | grep -qE '^untraced +[0-9]+/s [0-9.]+us/op$' ||
