@@ -460,6 +460,8 @@ for s in $servers; do
 		-v w1="$w1" 'BEGIN { printf "%-10s server %.1f us/op; locktop " \
 		"itself %.2f us/op, %.1f%% of a core\n", s, us, c / n,
 		c / 1e4 / (w1 - w0) }'
-	[ "$perf" = 1 ] && perf_shares "$s"
+	if [ "$perf" = 1 ]; then
+		perf_shares "$s"
+	fi
 done
 stop_tracer
