@@ -99,9 +99,11 @@ ldap_as() {
 # one connection making COUNT searches for a person by uid; all at once,
 # each stopped after SECONDS if it has not finished. Sets ldap_writes and
 # ldap_reads, the operations sent in all (those of a client stopped
-# early are not all done), and ldap_stopped, the clients stopped early.
+# early are not all done), ldap_stopped, the clients stopped early, and
+# ldap_secs, the seconds from the first client's start to the last one's
+# end.
 ldap_load() {
-	local w r i pids= p rc
+	local w r i pids= p rc start
 	for w in $(seq "$1"); do
 		for i in $(seq "$4"); do
 			printf 'dn: uid=u%d,ou=people,%s\nchangetype: modify\n' \
@@ -112,6 +114,7 @@ ldap_load() {
 	for i in $(seq "$4"); do
 		echo "u$(((i * 13) % ldap_entries + 1))"
 	done >"$ldap_dir/uids"
+	start=$(date +%s.%N)
 	for w in $(seq "$1"); do
 		timeout "$3" env LDAPNOINIT=1 ldapmodify -x -H "$ldap_url" \
 			-D "$ldap_rootdn" -w "$ldap_pw" -f "$ldap_dir/w$w.ldif" \
@@ -134,6 +137,8 @@ ldap_load() {
 		*) cat "$ldap_dir/load.log" >&2; fail "an LDAP client failed ($rc)" ;;
 		esac
 	done
+	ldap_secs=$(awk -v s="$start" -v e="$(date +%s.%N)" \
+		'BEGIN { printf "%.3f", e - s }')
 	ldap_writes=$(($1 * $4))
 	ldap_reads=$(($2 * $4))
 }

@@ -1,0 +1,467 @@
+#!/usr/bin/env bash
+# What tracing costs real servers under their own load, side by side:
+# Samba's smbd under smbtorture's smb2.bench.path-contention-shared with
+# its tdb chain locks as robust mutexes (smb-mutex) and as fcntl locks
+# (smb-fcntl), PostgreSQL under pgbench (pg), MariaDB under sysbench's
+# oltp_update_index (mariadb) and OpenLDAP's slapd under ldapmodify
+# writers and ldapsearch readers (slapd). Each server runs privately, as
+# the tests start it (tests/smblib.sh, pglib.sh, mylib.sh, ldaplib.sh),
+# all of them at once, idle but for the load of the moment.
+#
+# The tracers (bench/lib.sh has the ones but pcp):
+#   locktop   locktop -b -d 1, its defaults
+#   lt-user   the same with --no-kernel-locks --spin-hz 0: user locks only
+#   pcp       pmdalocktop installed into the running pmcd by its Install
+#             script, with its defaults, as a user runs it
+#             (tests/pmda/common.sh); left out where pmcd does not run
+#   bt-waits  bpftrace summing futex and fcntl wait time per lock
+#   floor     an empty program on every event locktop attaches to
+#   clock     the same programs each reading the kernel clock once
+#
+# A round runs every server's load untraced and under each tracer, in an
+# order shuffled per round; each tracer attaches once a round and stays
+# for every server's load. Two figures per load: throughput (operations
+# per second as the load tool counts them) and the server's CPU time
+# per operation (user and system of its whole process tree, reaped
+# children included, over the load: the probes' time in the server's
+# threads is in it, other load on the machine is not). Each round's
+# traced figure is divided by the same round's untraced one, as the
+# share the server keeps (1 is free; for CPU, untraced over traced).
+# A server runs more rounds until, for every tracer, the 95% confidence
+# interval of the mean of either ratio is within --ci percent, or the
+# round cap, or the time budget is reached.
+#
+# Then, under locktop's defaults and with the kernel's BPF statistics on
+# (kernel.bpf_stats_enabled: two clock reads more per program run), one
+# more load per server: each program's runs per second and ns per run,
+# the probes' ns per operation, and locktop's own CPU.
+#
+# Needs root; exits 77 (skip) where a server or tool is missing.
+set -euo pipefail
+bench=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$bench")
+
+usage() {
+	cat <<EOF
+Usage: bench/servers.sh [OPTION]... [BUILD_DIR]
+Throughput and CPU per operation of real servers, untraced and under
+each tracer, in alternated rounds until the 95% confidence interval of
+each ratio is narrow enough.
+
+  --servers LIST     comma-separated, from smb-mutex,smb-fcntl,pg,mariadb,slapd
+                     (default: all)
+  --tracers LIST     comma-separated, from locktop,lt-user,pcp,bt-waits,floor,clock
+                     (default: all; pcp only where pmcd runs)
+  --rounds-max N     stop a server after N rounds (default 20)
+  --rounds-min N     at least N rounds (default 3)
+  --seconds S        each load's length (default 4)
+  --ci PCT           stop a server once every ratio's interval is +-PCT%
+                     (default 2)
+  --budget MIN       start no round that would end after MIN minutes
+                     (default 18)
+  --no-stats         skip the BPF statistics phase
+  --perf             in that phase, also sample every CPU with perf and
+                     print the share of the samples in BPF programs, the
+                     kernel and locktop, and the top symbols
+  --quick            2 rounds of 2 s, to check the script works
+  --help             this text
+
+Wrap it in flock /tmp/locktop-bpf.lock where others load BPF programs.
+EOF
+}
+
+build=build
+servers="smb-mutex smb-fcntl pg mariadb slapd"
+tracers="locktop lt-user pcp bt-waits floor clock"
+rounds_max=20 rounds_min=3 secs=4 ci_goal=2 budget=18 stats=1 perf=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--servers) servers=${2//,/ }; shift ;;
+	--tracers) tracers=${2//,/ }; shift ;;
+	--rounds-max) rounds_max=$2; shift ;;
+	--rounds-min) rounds_min=$2; shift ;;
+	--seconds) secs=$2; shift ;;
+	--ci) ci_goal=$2; shift ;;
+	--budget) budget=$2; shift ;;
+	--no-stats) stats=0 ;;
+	--perf) perf=1 ;;
+	--quick) rounds_max=2 rounds_min=2 secs=2 ;;
+	--help) usage; exit 0 ;;
+	-*) usage >&2; exit 2 ;;
+	*) build=$1 ;;
+	esac
+	shift
+done
+[ "$rounds_min" -le "$rounds_max" ] || rounds_min=$rounds_max
+
+. "$top/tests/lib.sh"
+here=$bench
+. "$bench/lib.sh"
+locktop=$(realpath "$build/tui/locktop")
+floor=$(realpath "$build/bench/attach-floor")
+require_bpf
+[ -x "$locktop" ] && [ -x "$floor" ] || skip "no locktop in $build"
+for s in $servers; do
+	case $s in
+	smb-mutex | smb-fcntl) . "$top/tests/smblib.sh"; smb_require ;;
+	pg) . "$top/tests/pglib.sh"; pg_require ;;
+	mariadb) . "$top/tests/mylib.sh"; my_require ;;
+	slapd) . "$top/tests/ldaplib.sh"; ldap_require ;;
+	*) fail "no server $s" ;;
+	esac
+done
+for t in $tracers; do
+	case $t in
+	locktop | lt-user | floor | clock | pcp) ;;
+	bt-waits) command -v bpftrace >/dev/null || skip "no bpftrace" ;;
+	*) fail "no tracer $t" ;;
+	esac
+done
+started=$SECONDS
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+tracer= agent=
+
+# Every server of one kind runs its own directory; two Samba modes are
+# two servers, so each gets its own smblib state, saved here.
+declare -A smb_pid_of smb_port_of smb_conf_of smb_dir_of
+
+# Whatever ends the script: the tracer or agent, every server, the
+# statistics switch, the temporary directory (pglib and pmda/common.sh
+# each set an EXIT trap of their own: this one replaces them).
+bench_end() {
+	local rc=$? m
+	set +e
+	[ -z "$tracer" ] || stop_tracer
+	for m in "${!smb_dir_of[@]}"; do
+		smb_use "$m"
+		smb_stop
+	done
+	[ -z "${my_dir:-}" ] || my_stop
+	[ -z "${ldap_dir:-}" ] || ldap_stop
+	[ -z "${pg_dir:-}" ] || pg_stop
+	sysctl -qw kernel.bpf_stats_enabled="$stats_was"
+	end_jobs
+	# The agent's Remove, and its rm of $tmpdir and exit.
+	if [ -n "${pmda_bin:-}" ]; then
+		(exit "$rc")
+		pmda_cleanup
+	fi
+	rm -rf "$tmpdir"
+	exit "$rc"
+}
+own_trap() { trap bench_end EXIT; }
+own_trap
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# smb_use MODE: smblib's state is that of the MODE server.
+smb_use() {
+	smb_pid=${smb_pid_of[$1]} smb_port=${smb_port_of[$1]}
+	smb_conf=${smb_conf_of[$1]} smb_dir=${smb_dir_of[$1]}
+}
+
+# The agent, where pmcd runs: installed for the pcp tracer's runs only.
+case " $tracers " in
+*" pcp "*)
+	if [ -r /etc/pcp.env ] && (. "$top/tests/pmda/common.sh" &&
+		load_pcp_env && pminfo -f pmcd.version) >/dev/null 2>&1; then
+		. "$top/tests/pmda/common.sh"
+		pmda_setup "$build/pmda/pmdalocktop" "$top/pmda"
+		own_trap
+	else
+		echo "servers: pmcd does not run: no pcp tracer" >&2
+		tracers=$(echo " $tracers " | sed 's/ pcp / /')
+	fi
+	;;
+esac
+
+pcp_start() {
+	install_agent
+	wait_ready 20 || fail "the agent did not become ready"
+	agent=$(agent_pid)
+	wait_progs '^lt_pwritev2_x$' || fail "the agent did not attach"
+	sleep 1.2
+}
+
+pcp_stop() {
+	local ids
+	ids=$(prog_ids_of "$agent")
+	remove_agent || fail "the agent's Remove failed"
+	agent=
+	wait_progs_gone "$ids" 10 || fail "the agent's programs stay loaded"
+}
+
+# Each server started, its load made ready and run once (warm-up); the
+# pid of the process whose tree is the server in root_of.
+declare -A root_of
+ldap_count=200
+for s in $servers; do
+	case $s in
+	smb-mutex | smb-fcntl)
+		smb_dir=
+		smb_start "${s#smb-}"
+		smb_pid_of[${s#smb-}]=$smb_pid smb_port_of[${s#smb-}]=$smb_port
+		smb_conf_of[${s#smb-}]=$smb_conf smb_dir_of[${s#smb-}]=$smb_dir
+		root_of[$s]=$smb_pid
+		;;
+	pg)
+		pg_start
+		pg_bench -i -s 1 -q >"$tmpdir/pginit.log" 2>&1 ||
+			fail "pgbench -i failed"
+		root_of[$s]=$(pg_postmaster_pid)
+		;;
+	mariadb) my_start; my_sysbench prepare; root_of[$s]=$my_pid ;;
+	slapd)
+		ldap_start
+		root_of[$s]=$ldap_pid
+		# Counted, not timed: as many operations as take about
+		# the load's seconds untraced.
+		ldap_load 8 8 60 "$ldap_count"
+		ldap_count=$(awk -v c="$ldap_count" -v t="$ldap_secs" \
+			-v s="$secs" 'BEGIN { n = int(c * s / t); print n < 50 ? 50 : n }')
+		;;
+	esac
+	own_trap
+done
+
+# CPU time of server $1's process tree so far, in microseconds: each
+# process's own and its reaped children's (the comm field may hold
+# spaces: the fields are counted after its closing parenthesis).
+server_us() {
+	local p
+	for p in $(srv_tree "${root_of[$1]}" | tr , ' '); do
+		cat "/proc/$p/stat" 2>/dev/null || true
+	done | awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, "")
+		t += $12 + $13 + $14 + $15 } END { printf "%.0f", t * 1e6 / hz }'
+}
+
+# load SERVER: one run of its load; sets load_rate (operations per
+# second), load_us (the server's CPU microseconds per operation) and
+# load_ops.
+load() {
+	local c0 c1 rate ops
+	c0=$(server_us "$1")
+	case $1 in
+	smb-mutex | smb-fcntl)
+		smb_use "${1#smb-}"
+		smb_torture 32 "$secs"
+		rate=$smb_rate ops=$smb_opens
+		;;
+	pg)
+		pg_bench -c 16 -j 2 -T "$secs" >"$tmpdir/pgbench.log" 2>&1 ||
+			fail "pgbench failed: $(cat "$tmpdir/pgbench.log")"
+		read -r rate ops < <(awk '/^tps/ { t = $3 }
+			/^number of transactions actually processed/ { n = $NF }
+			END { print t, n }' "$tmpdir/pgbench.log")
+		sleep 0.3 # the backends are reaped
+		;;
+	mariadb)
+		my_sysbench run 32 "$secs"
+		rate=$my_tps ops=$my_transactions
+		;;
+	slapd)
+		ldap_load 8 8 $((secs * 10 + 30)) "$ldap_count"
+		[ "$ldap_stopped" = 0 ] ||
+			fail "slapd: $ldap_stopped clients hit the time limit"
+		ops=$((ldap_writes + ldap_reads))
+		rate=$(awk -v n="$ops" -v t="$ldap_secs" 'BEGIN { print n / t }')
+		;;
+	esac
+	c1=$(server_us "$1")
+	[ "${ops:-0}" -gt 0 ] || fail "$1: no operations"
+	load_rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f", r }')
+	load_us=$(awk -v c=$((c1 - c0)) -v n="$ops" 'BEGIN { printf "%.2f", c / n }')
+	load_ops=$ops
+}
+
+for s in $servers; do
+	[ "$s" = slapd ] || load "$s"
+done
+
+# attach / detach TRACER: "untraced" is no tracer.
+attach() {
+	case $1 in
+	untraced) ;;
+	pcp) pcp_start ;;
+	*) start_tracer "$1" ;;
+	esac
+}
+detach() {
+	case $1 in
+	untraced) ;;
+	pcp) pcp_stop ;;
+	*) stop_tracer; sleep 0.3 ;;
+	esac
+}
+
+# ci FILE: "MEAN HALF" of the numbers in FILE, HALF the 95% confidence
+# interval's half-width in percent of the mean (Student's t).
+ci() {
+	awk '{ x[NR] = $1; s += $1 } END {
+		n = NR; m = s / n
+		for (i = 1; i <= n; i++) v += (x[i] - m) ^ 2
+		split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 " \
+			"2.228 2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 " \
+			"2.093 2.086 2.080 2.074 2.069 2.064 2.060 2.056 2.052 " \
+			"2.048 2.045 2.042", t)
+		if (n < 2) { printf "%.3f inf\n", m; exit }
+		q = n - 1 <= 30 ? t[n - 1] : 2.0
+		printf "%.3f %.1f\n", m, q * sqrt(v / (n - 1) / n) / m * 100 }' "$1"
+}
+
+# ratios SERVER TRACER FIELD: each round's traced over untraced figure
+# (FIELD 2, throughput) or untraced over traced (FIELD 3, CPU per op).
+ratios() {
+	join "$tmpdir/r.$1.untraced" "$tmpdir/r.$1.$2" | awk -v f="$3" '{
+		if (f == 2) print $(2 + 3) / $2; else print $3 / $(3 + 3) }'
+}
+
+# converged SERVER: every tracer's throughput or CPU ratio is within the
+# goal.
+converged() {
+	local t h1 h2
+	for t in $tracers; do
+		read -r _ h1 < <(ratios "$1" "$t" 2 >"$tmpdir/x"; ci "$tmpdir/x")
+		read -r _ h2 < <(ratios "$1" "$t" 3 >"$tmpdir/x"; ci "$tmpdir/x")
+		awk -v a="$h1" -v b="$h2" -v g="$ci_goal" \
+			'BEGIN { exit !(a <= g || b <= g) }' || return 1
+	done
+}
+
+declare -A rounds_of
+nservers=$(wc -w <<<"$servers")
+active=$servers
+round=0 round_secs=0
+while [ -n "$active" ] && [ "$round" -lt "$rounds_max" ]; do
+	# No round that would end past the budget (the statistics phase
+	# takes about one load per server more).
+	[ "$round" = 0 ] || [ $((SECONDS - started + round_secs +
+		stats * (10 + nservers * (secs + 4)))) -le $((budget * 60)) ] ||
+		break
+	round=$((round + 1))
+	t0=$SECONDS
+	echo "round $round: $active" >&2
+	for t in $(printf '%s\n' untraced $tracers | shuf); do
+		attach "$t"
+		for s in $active; do
+			load "$s"
+			# Rounds zero-padded: join wants them sorted as text.
+			printf '%03d %s %s %s\n' "$round" "$load_rate" \
+				"$load_us" "$load_ops" >>"$tmpdir/r.$s.$t"
+		done
+		detach "$t"
+	done
+	round_secs=$((SECONDS - t0))
+	left=
+	for s in $active; do
+		rounds_of[$s]=$round
+		if [ "$round" -ge "$rounds_min" ] && converged "$s"; then
+			continue
+		fi
+		left="$left $s"
+	done
+	active=${left# }
+done
+
+# The table: per server, rounds and untraced medians, then each
+# tracer's mean ratios with their intervals, throughput then CPU/op.
+cell() { printf ' %22s' "$1"; }
+echo
+echo "Share of the server's throughput and of its CPU per operation kept" \
+	"under each tracer (mean of per-round ratios, +-95% CI in %);" \
+	"${secs} s loads"
+printf '%-10s' server
+for s in $servers; do cell "$s"; done
+printf '\n%-10s' rounds
+for s in $servers; do cell "${rounds_of[$s]:-0}"; done
+printf '\n%-10s' untraced
+for s in $servers; do
+	cell "$(printf '%s/s %sus/op' \
+		"$(cut -d' ' -f2 "$tmpdir/r.$s.untraced" | median | awk '{ printf "%.0f", $1 }')" \
+		"$(cut -d' ' -f3 "$tmpdir/r.$s.untraced" | median)")"
+done
+echo
+printf '%-10s' ''
+for s in $servers; do cell "ops/s        cpu/op"; done
+echo
+for t in $tracers; do
+	printf '%-10s' "$t"
+	for s in $servers; do
+		ratios "$s" "$t" 2 >"$tmpdir/x"
+		read -r m1 h1 < <(ci "$tmpdir/x")
+		ratios "$s" "$t" 3 >"$tmpdir/x"
+		read -r m2 h2 < <(ci "$tmpdir/x")
+		cell "$(printf '%.3f+-%-4s %.3f+-%s' "$m1" "$h1" "$m2" "$h2")"
+	done
+	echo
+done
+echo "($(((SECONDS - started) / 60)) min so far;" \
+	"$(bpftool prog show 2>/dev/null | grep -c ' name lt_' || true)" \
+	"lt_ programs of others loaded now)"
+
+[ "$stats" = 1 ] || exit 0
+
+# The BPF statistics phase: "NAME RUNS NS" of locktop's programs.
+each_prog() {
+	bpftool prog show -j 2>/dev/null | jq -r '.[] |
+		select((.name // "") | test("^lt_")) |
+		"\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' |
+		awk '{ r[$1] += $2; t[$1] += $3 } END {
+			for (n in r) print n, r[n], t[n] }' | sort
+}
+# perf_shares SERVER: of perf's samples of every CPU over the load, the
+# share in locktop's BPF programs, in the rest of the kernel, in locktop
+# itself and idle; then the ten busiest symbols.
+perf_shares() {
+	perf report -i "$tmpdir/perf.data" --no-children --sort comm,sym \
+		--stdio -q 2>/dev/null | awk -v s="$1" '$1 ~ /%$/ {
+		p = $1 + 0; sym = $NF
+		if (sym ~ /^bpf_prog_.*_lt_/) bpf += p
+		else if ($2 == "locktop") lt += p
+		else if ($2 == "swapper") idle += p
+		else if ($3 == "[k]") k += p
+		if (n++ < 10) top = top sprintf("%-10s   %6.2f%% %s %s\n", s, p, $2, sym) }
+		END { printf "%-10s perf: %.1f%% in locktop'"'"'s programs, %.1f%% " \
+			"in locktop, %.1f%% other kernel, %.1f%% idle\n%s",
+			s, bpf, lt, k, idle, top }'
+}
+tracer_cpu_us() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, "")
+		printf "%.0f", ($12 + $13) * 1e6 / hz }' "/proc/$tracer/stat"
+}
+echo
+echo "locktop's programs under each load, with the kernel's BPF statistics on"
+printf '%-10s %-20s %10s %8s %9s\n' server program runs/s ns/run ns/op
+start_tracer locktop
+for s in $servers; do
+	sysctl -qw kernel.bpf_stats_enabled=1
+	each_prog >"$tmpdir/p0"
+	c0=$(tracer_cpu_us)
+	w0=$(date +%s.%N)
+	if [ "$perf" = 1 ]; then
+		perf record -q -e cpu-clock -a -o "$tmpdir/perf.data" \
+			-- sleep "$secs" >/dev/null 2>&1 &
+		pf=$!
+	fi
+	load "$s"
+	w1=$(date +%s.%N)
+	c1=$(tracer_cpu_us)
+	[ "$perf" = 0 ] || wait "$pf" || true
+	each_prog >"$tmpdir/p1"
+	sysctl -qw kernel.bpf_stats_enabled="$stats_was"
+	join "$tmpdir/p0" "$tmpdir/p1" | awk -v s="$s" -v n="$load_ops" \
+		-v w="$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')" \
+		'$4 > $2 { r = $4 - $2; t = $5 - $3; tr += r; tt += t
+		printf "%-10s %-20s %10.0f %8.0f %9.1f\n", s, $1, r / w,
+			t / r, t / n }
+		END { printf "%-10s %-20s %10.0f %8.0f %9.1f\n", s, "all",
+			tr / w, tr ? tt / tr : 0, tt / n }' | sort -k1,1 -k3,3nr
+	awk -v s="$s" -v us="$load_us" -v c=$((c1 - c0)) -v n="$load_ops" -v w0="$w0" \
+		-v w1="$w1" 'BEGIN { printf "%-10s server %.1f us/op; locktop " \
+		"itself %.2f us/op, %.1f%% of a core\n", s, us, c / n,
+		c / 1e4 / (w1 - w0) }'
+	if [ "$perf" = 1 ]; then
+		perf_shares "$s"
+	fi
+done
+stop_tracer

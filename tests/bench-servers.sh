@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench/servers.sh works: a --quick run on one server under locktop
+# prints its table whole (a rounds row, the untraced figures, one row
+# per tracer with a ratio and its interval for throughput and for CPU
+# per operation) and locktop's programs with their ns per run.
+# Usage: bench-servers.sh BUILD_DIR [SERVER]
+. "$(dirname "$0")/lib.sh"
+build=$1 server=${2:-slapd}
+bench=$(dirname "$0")/../bench
+require_bpf
+
+rc=0
+bash "$bench/servers.sh" --quick --servers "$server" --tracers locktop \
+	"$build" >"$tmpdir/out" 2>"$tmpdir/err" || rc=$?
+cat "$tmpdir/out"
+[ "$rc" != 77 ] || skip "$(tail -n 1 "$tmpdir/err")"
+[ "$rc" = 0 ] || { cat "$tmpdir/err" >&2; fail "servers.sh ended with $rc"; }
+
+row() { awk -v r="$1" '$1 == r' "$tmpdir/out"; }
+[ "$(row server | awk 'NR == 1 { print $2 }')" = "$server" ] ||
+	fail "no column for $server"
+row rounds | grep -qE '^rounds +2$' || fail "not 2 rounds: $(row rounds)"
+row untraced | grep -qE '^untraced +[0-9]+/s [0-9.]+us/op$' ||
+	fail "no untraced figures: $(row untraced)"
+for t in locktop; do
+	row "$t" | grep -qE "^$t +[0-9]+\.[0-9]{3}\+-[0-9.]+ +[0-9]+\.[0-9]{3}\+-[0-9.]+$" ||
+		fail "no ratios for $t: $(row "$t")"
+done
+grep -qE "^$server +lt_[a-z0-9_]+ +[0-9]+ +[0-9]+ +[0-9.]+$" "$tmpdir/out" ||
+	fail "no program's ns per run"
+grep -qE "^$server +all +[0-9]+ +[0-9]+ +[0-9.]+$" "$tmpdir/out" ||
+	fail "no total of the programs"
+grep -qE "^$server +server [0-9.]+ us/op; locktop itself" "$tmpdir/out" ||
+	fail "no collector CPU"
+gone
