@@ -232,7 +232,8 @@ struct lt_host {
 	bool up;
 	char why[128]; /* down: the error that took it down */
 	double down_since; /* down: wall clock, seconds since the epoch */
-	size_t n_locks; /* its locks in the snapshot */
+	size_t n_locks; /* its locks in the snapshot with waits in the period */
+	size_t n_locks_total; /* ... with waits over the run */
 	struct lt_kind_figures delta; /* its lock waits, all kinds */
 	struct lt_kind_figures total;
 	uint64_t events_delta; /* its probes' runs */
@@ -409,8 +410,8 @@ bool lt_lock_waited(const struct lt_lock *l, bool totals);
  * the processes whose copies it adds up. Returns buf.
  */
 const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len);
-/* The same in at most WIDTH columns: a site's "(N comm)" kept whole and
- * its name cut in the middle with "~" where it must be. */
+/* The same in at most WIDTH columns for a lock site: cut as the screen
+ * cuts a name, "..", then its end, so that "(N comm)" stays whole. */
 const char *lt_lock_label_fit(const struct lt_lock *l, char *buf, size_t len,
 			      size_t width);
 

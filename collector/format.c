@@ -91,17 +91,15 @@ const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len)
 const char *lt_lock_label_fit(const struct lt_lock *l, char *buf, size_t len,
 			      size_t width)
 {
-	char suffix[48];
-	size_t n = strlen(l->name), keep, head;
+	char full[LT_NAME_LEN + 48];
+	size_t n;
 
-	site_suffix(l, suffix, sizeof(suffix));
-	if (!suffix[0] || n + strlen(suffix) <= width ||
-	    strlen(suffix) + 8 > width)
-		return lt_lock_label(l, buf, len);
-	/* The name's start and end, the process count whole. */
-	keep = width - strlen(suffix) - 1;
-	head = keep / 2;
-	snprintf(buf, len, "%.*s~%s%s", (int)head, l->name,
-		 l->name + n - (keep - head), suffix);
+	lt_lock_label(l, full, sizeof(full));
+	n = strlen(full);
+	/* As the screen cuts a name: its end kept, after "..". */
+	if (n > width && width > 4 && (l->n_members || l->procs > 1))
+		snprintf(buf, len, "..%s", full + n - (width - 2));
+	else
+		snprintf(buf, len, "%s", full);
 	return buf;
 }

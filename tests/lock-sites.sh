@@ -89,7 +89,7 @@ echo "$summary" | head -5
 if [ "$key" = "futex:$name" ]; then
 	same=$(sed 's/[][\.+*^$]/\\&/g' <<<"$name")
 else
-	same='\[anon@0x[0-9a-f~]+(\]\+)?[0-9a-fx]*'
+	same='(\[anon|\.\.)[@0-9a-fx]*\]\+0x[0-9a-f]+'
 fi
 n=$(grep -cE "$same " <<<"$summary" || true)
 [ "$n" = 1 ] || fail "the site is $n rows: $summary"

@@ -94,7 +94,7 @@ static void test_label_fit(void **state)
 	strcpy(l.comm, "sitelock");
 	lt_lock_label_fit(&l, buf, sizeof(buf), 36);
 	assert_int_equal(strlen(buf), 36);
-	assert_string_equal(buf, "[anon@0x604~00000]+0x10 (4 sitelock)");
+	assert_string_equal(buf, "..@0x604000000000]+0x10 (4 sitelock)");
 	lt_lock_label_fit(&l, buf, sizeof(buf), 60);
 	assert_string_equal(buf, "[anon@0x604000000000]+0x10 (4 sitelock)");
 	/* One process's lock: cut at the end by the table, as any name. */

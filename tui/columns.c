@@ -111,8 +111,8 @@ const struct column file_cols[FC_NR] = {
 const struct column batch_cols[BC_NR] = {
 	[BC_NAME] = { "LOCK", NULL, 36, false, true, 0, true,
 		      "the lock, named as on the screen, cut to 36 "
-		      "characters (a lock site's name in its middle, "
-		      "with ~, so that its process count stays)" },
+		      "characters (a lock site's from the left, after "
+		      "two dots, so that its process count stays)" },
 	[BC_KIND] = { "KIND", NULL, 10, false, true, 0, true,
 		      "its kind, as on the screen" },
 	[BC_WAITS] = { "WAITS", NULL, 9, false, false, 0, false,
@@ -467,6 +467,7 @@ int col_host_width(const struct lt_snapshot *s)
 void col_host_line(const struct lt_host *h, bool totals, char *buf, size_t len)
 {
 	const struct lt_kind_figures *f = totals ? &h->total : &h->delta;
+	size_t n = totals ? h->n_locks_total : h->n_locks;
 	char ns[16], when[16];
 	time_t t = (time_t)h->down_since;
 	struct tm tm;
@@ -474,8 +475,8 @@ void col_host_line(const struct lt_host *h, bool totals, char *buf, size_t len)
 	if (h->up) {
 		snprintf(buf, len,
 			 "%s up: %zu lock%s, %" PRIu64 " waits, %s waiting%s",
-			 h->name, h->n_locks, h->n_locks == 1 ? "" : "s",
-			 f->waits, lt_format_ns(f->wait_ns, ns, sizeof(ns)),
+			 h->name, n, n == 1 ? "" : "s", f->waits,
+			 lt_format_ns(f->wait_ns, ns, sizeof(ns)),
 			 h->n_deadlocks ? ", DEADLOCK" : "");
 		return;
 	}

@@ -221,7 +221,7 @@ static void add_locks(struct source *s, size_t h, const struct lt_snapshot *l,
 		      bool live)
 {
 	struct lt_snapshot *o = &s->out;
-	size_t i, n = 0;
+	size_t i, n = 0, nt = 0;
 
 	for (i = 0; i < l->n_locks; i++) {
 		struct lt_lock *d = &s->locks[o->n_locks++];
@@ -238,10 +238,13 @@ static void add_locks(struct source *s, size_t h, const struct lt_snapshot *l,
 			memset(&d->delta, 0, sizeof(d->delta));
 			d->waiters_now = d->spinning_now = 0;
 		}
-		if (lt_kind_is_lock(d->kind) && lt_lock_worth_showing(d, false))
-			n++;
+		if (!lt_kind_is_lock(d->kind))
+			continue;
+		n += lt_lock_worth_showing(d, false);
+		nt += lt_lock_worth_showing(d, true);
 	}
 	s->hosts[h].n_locks = n;
+	s->hosts[h].n_locks_total = nt;
 }
 
 static void add_procs_files(struct source *s, size_t h,
@@ -386,6 +389,7 @@ static int merge(struct source *s)
 		bool live = s->m[h].live;
 
 		s->hosts[h].n_locks = s->hosts[h].n_deadlocks = 0;
+		s->hosts[h].n_locks_total = 0;
 		if (!l)
 			continue;
 		add_locks(s, h, l, live);

@@ -435,6 +435,7 @@ static int build(struct source *s)
 		lt_kind_figures_add(&o->kind_delta[l->kind], &l->delta);
 		if (lt_kind_is_lock(l->kind)) {
 			h->n_locks++;
+			h->n_locks_total++;
 			lt_kind_figures_add(&h->delta, &l->delta);
 			lt_kind_figures_add(&h->total, &l->total);
 		}

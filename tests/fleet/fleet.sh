@@ -84,9 +84,14 @@ done
 "$locktop" --host "$hosts" -b --json -d 1 -n 16 >"$tmpdir/all.json" \
 	2>"$tmpdir/all.err" &
 lt=$!
+# The same view as text, for the log: its summary of the run.
+"$locktop" --host "$hosts" -b -d 1 -n 16 -l 12 >"$tmpdir/all.txt" 2>&1 &
+txt=$!
 sleep 2
 touch "$tmpdir/go"
 wait "$lt" || fail "locktop --host failed: $(cat "$tmpdir/all.err")"
+wait "$txt" || true
+sed -n '/^locktop summary/,$p' "$tmpdir/all.txt"
 for i in 0 1 2; do
 	grep -q OK "$tmpdir/lb-${names[$i]}.out" ||
 		fail "lockbench on ${names[$i]}: $(cat "$tmpdir/lb-${names[$i]}.out")"
@@ -190,6 +195,7 @@ pmseries -p "$rport" 'locktop.lock.wait.time{lock_kind=="kernel" || lock_kind=="
 	>"$tmpdir/series.json" 2>"$tmpdir/series.err" ||
 	fail "locktop --series: $(cat "$tmpdir/series.err")"
 fin=$(tail -n 1 "$tmpdir/series.json")
+timeout 60 "$locktop" --series "127.0.0.1:$pport" --window 5m -b -n 1 -l 12 2>&1 || true
 jq -c "[.hosts[].name, (.locks[:6][] | [.host, .name, .kind, .wait_ns])]" <<<"$fin"
 for i in 0 1 2; do
 	want=$(cat "$tmpdir/hottest-${names[$i]}")
