@@ -12,6 +12,13 @@
 	"where rows come from hosts. The header has a line per host, and " \
 	"DOWN on it when the host stops answering"
 
+/* The HOST column, one in every table: drawn only for rows from hosts. */
+#define HOST_COLUMN                                                      \
+	{                                                                \
+		.title = "HOST", .width = 4, .left = true, .text = true, \
+		.fleet = true, .help = HOST_HELP                         \
+	}
+
 /*
  * A column's help says what it shows in both of its titles: the first a
  * rate for the interval, the second (ctitle) the whole run's figure.
@@ -46,12 +53,7 @@ const struct column lock_cols[LC_NR] = {
 			"it" },
 	[LC_PROCS] = { "PROCS", NULL, 5, false, false, 1, false,
 		       "how many processes have waited on it" },
-	[LC_HOST] = { .title = "HOST",
-		      .width = 4,
-		      .left = true,
-		      .text = true,
-		      .fleet = true,
-		      .help = HOST_HELP },
+	[LC_HOST] = HOST_COLUMN,
 };
 
 const struct column proc_cols[PC_NR] = {
@@ -69,12 +71,7 @@ const struct column proc_cols[PC_NR] = {
 			"the time those calls took" },
 	[PC_TOP] = { "TOP LOCK", NULL, 12, true, true, 0, true,
 		     "the lock it has waited on longest" },
-	[PC_HOST] = { .title = "HOST",
-		      .width = 4,
-		      .left = true,
-		      .text = true,
-		      .fleet = true,
-		      .help = HOST_HELP },
+	[PC_HOST] = HOST_COLUMN,
 };
 
 const struct column file_cols[FC_NR] = {
@@ -95,12 +92,7 @@ const struct column file_cols[FC_NR] = {
 		       "lock" },
 	[FC_P99] = { "P99", NULL, 7, false, false, 1, false,
 		     "the 99th percentile call" },
-	[FC_HOST] = { .title = "HOST",
-		      .width = 4,
-		      .left = true,
-		      .text = true,
-		      .fleet = true,
-		      .help = HOST_HELP },
+	[FC_HOST] = HOST_COLUMN,
 };
 
 /*
@@ -126,12 +118,7 @@ const struct column batch_cols[BC_NR] = {
 	[BC_PROC] = { "PROCESS", NULL, 0, true, true, 0, true,
 		      "comm/pid of the first process that waited on it, and "
 		      "+N when N others waited too" },
-	[BC_HOST] = { .title = "HOST",
-		      .width = 4,
-		      .left = true,
-		      .text = true,
-		      .fleet = true,
-		      .help = HOST_HELP },
+	[BC_HOST] = HOST_COLUMN,
 };
 
 /* ---- numbers ---- */

@@ -24,28 +24,6 @@ hosts=$(printf '127.0.0.1:%s,' "${ports[@]}")
 hosts=${hosts%,}
 rport=46391 pport=44434
 
-# Redis and pmproxy, private; pmproxy loads what the archives under
-# $tmpdir/archives hold into redis as pmlogger writes them.
-mkdir -p "$tmpdir/redis" "$tmpdir/archives" "$tmpdir/proxy"
-redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmpdir/redis" \
-	--save '' --appendonly no >"$tmpdir/redis/log" 2>&1 &
-fleet_pids="$fleet_pids $!"
-cat >"$tmpdir/pmproxy.conf" <<EOF
-[pmproxy]
-pcp.enabled = true
-http.enabled = true
-redis.enabled = true
-secure.enabled = false
-[redis]
-enabled = true
-servers = 127.0.0.1:$rport
-[discover]
-enabled = true
-[pmseries]
-enabled = true
-[pmsearch]
-enabled = false
-EOF
 for i in 0 1 2; do
 	host_start "${names[$i]}" "${ports[$i]}"
 	# The host's workload, held until the go file appears.
@@ -59,11 +37,9 @@ for i in 0 1 2; do
 done
 echo "ok: three hosts, each tracing its own lockbench"
 
-PCP_ARCHIVE_DIR=$tmpdir/archives PCP_RUN_DIR=$tmpdir/proxy \
-	"$tmpdir/bin/lt-pmproxy" -f -A -i 127.0.0.1 -p "$pport" \
-	-s "$tmpdir/proxy/pmproxy.socket" -c "$tmpdir/pmproxy.conf" \
-	-l "$tmpdir/proxy/pmproxy.log" >/dev/null 2>&1 &
-fleet_pids="$fleet_pids $!"
+# Redis and pmproxy, private; pmproxy loads what the archives under
+# $tmpdir/archives hold into redis as pmlogger writes them.
+series_start "$rport" "$pport" true
 cat >"$tmpdir/logger.conf" <<EOF
 log mandatory on 1 sec {
 	locktop.lock.wait.time

@@ -106,3 +106,38 @@ host_sum() {
 		awk -v pat="$2" 'index($0, pat) && /value/ { s += $NF }
 			END { printf "%.0f\n", s }'
 }
+
+# series_start RPORT PPORT DISCOVER: a private redis-server on RPORT and
+# pmproxy on PPORT keeping its series there. DISCOVER true: pmproxy loads
+# what the archives under $tmpdir/archives hold as pmlogger writes them;
+# false: only what pmseries --load gives it.
+series_start() {
+	local rport=$1 pport=$2 discover=$3
+	mkdir -p "$tmpdir/redis" "$tmpdir/archives" "$tmpdir/proxy" "$tmpdir/bin"
+	[ -e "$tmpdir/bin/lt-pmproxy" ] ||
+		ln -s "$PCP_BIN/pmproxy" "$tmpdir/bin/lt-pmproxy"
+	redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmpdir/redis" \
+		--save '' --appendonly no >"$tmpdir/redis/log" 2>&1 &
+	fleet_pids="$fleet_pids $!"
+	cat >"$tmpdir/pmproxy.conf" <<-EOF
+	[pmproxy]
+	pcp.enabled = true
+	http.enabled = true
+	redis.enabled = true
+	secure.enabled = false
+	[redis]
+	enabled = true
+	servers = 127.0.0.1:$rport
+	[discover]
+	enabled = $discover
+	[pmseries]
+	enabled = true
+	[pmsearch]
+	enabled = false
+	EOF
+	PCP_ARCHIVE_DIR=$tmpdir/archives PCP_RUN_DIR=$tmpdir/proxy \
+		"$tmpdir/bin/lt-pmproxy" -f -A -i 127.0.0.1 -p "$pport" \
+		-s "$tmpdir/proxy/pmproxy.socket" -c "$tmpdir/pmproxy.conf" \
+		-l "$tmpdir/proxy/pmproxy.log" >/dev/null 2>&1 &
+	fleet_pids="$fleet_pids $!"
+}

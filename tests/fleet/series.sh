@@ -17,31 +17,7 @@ command -v pmseries >/dev/null || skip "pmseries is not installed"
 trap fleet_cleanup EXIT
 rport=46392 pport=44435
 
-mkdir -p "$tmpdir/redis" "$tmpdir/proxy" "$tmpdir/bin"
-ln -s "$PCP_BIN/pmproxy" "$tmpdir/bin/lt-pmproxy"
-redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmpdir/redis" \
-	--save '' --appendonly no >"$tmpdir/redis/log" 2>&1 &
-fleet_pids="$fleet_pids $!"
-cat >"$tmpdir/pmproxy.conf" <<EOF
-[pmproxy]
-pcp.enabled = true
-http.enabled = true
-redis.enabled = true
-secure.enabled = false
-[redis]
-enabled = true
-servers = 127.0.0.1:$rport
-[discover]
-enabled = false
-[pmseries]
-enabled = true
-[pmsearch]
-enabled = false
-EOF
-PCP_RUN_DIR=$tmpdir/proxy "$tmpdir/bin/lt-pmproxy" -f -A -i 127.0.0.1 \
-	-p "$pport" -s "$tmpdir/proxy/pmproxy.socket" -c "$tmpdir/pmproxy.conf" \
-	-l "$tmpdir/proxy/pmproxy.log" >/dev/null 2>&1 &
-fleet_pids="$fleet_pids $!"
+series_start "$rport" "$pport" false
 
 /usr/bin/python3 "$mkseries" "$tmpdir/a" series-a || fail "mkseries.py"
 for i in $(seq 40); do
