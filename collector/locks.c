@@ -216,7 +216,7 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 		return;
 	else if (vma || !w)
 		lt_name_address(vma, addr, l->name, sizeof(l->name));
-	else if (!lt_name_where(w, addr, l->name, sizeof(l->name)))
+	else /* a shared file no process maps now */
 		snprintf(l->name, sizeof(l->name), "%s+0x%llx", w->file,
 			 (unsigned long long)s->key.start);
 }
