@@ -23,6 +23,9 @@ int lt_check_environment(char *err, size_t err_len);
  */
 int lt_pid_namespace(uint64_t *ino, char *err, size_t err_len);
 
+/* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat). */
+bool lt_proc_is_kthread(pid_t pid);
+
 /* One line of /proc/PID/maps. */
 struct lt_vma {
 	uint64_t start, end, pgoff;

@@ -79,8 +79,12 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 	return i;
 }
 
-/* Whether pid maps the file or shmem object (dev, ino); a process
- * gone, whose maps cannot be read, is taken at the probe's word. */
+/*
+ * Whether pid maps the file or shmem object (dev, ino). A process gone,
+ * whose maps cannot be read, is taken at the probe's word, and so is
+ * one that has let go of its memory while it ends (a zombie's maps are
+ * empty); a kernel thread maps nothing.
+ */
 static bool maps_object(struct lt_collector *c, pid_t pid, uint64_t dev,
 			uint64_t ino)
 {
@@ -88,6 +92,7 @@ static bool maps_object(struct lt_collector *c, pid_t pid, uint64_t dev,
 	unsigned int maj, min;
 	unsigned long inode;
 	char path[64], line[512];
+	bool any = false;
 	FILE *f;
 
 	if (m->pid == pid && m->dev == dev && m->ino == ino)
@@ -100,12 +105,16 @@ static bool maps_object(struct lt_collector *c, pid_t pid, uint64_t dev,
 	m->dev = dev;
 	m->ino = ino;
 	m->maps = false;
-	while (!m->maps && fgets(line, sizeof(line), f))
+	while (!m->maps && fgets(line, sizeof(line), f)) {
+		any = true;
 		m->maps = sscanf(line, "%*x-%*x %*s %*x %x:%x %lu", &maj, &min,
 				 &inode) == 3 &&
 			  inode == ino && maj == dev >> 20 &&
 			  min == (dev & 0xfffff);
+	}
 	fclose(f);
+	if (!any)
+		m->maps = !lt_proc_is_kthread(pid);
 	return m->maps;
 }
 

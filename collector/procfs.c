@@ -11,28 +11,42 @@ struct lt_proc_parent {
 	pid_t ppid;
 };
 
-size_t lt_proc_threads(pid_t pid)
+/* Field n (from 1, as proc(5) numbers them) of /proc/PID/stat, or -1. */
+static long stat_field(pid_t pid, int n)
 {
 	char path[64], buf[512], *p;
-	size_t n = 0;
-	long t = 1;
+	size_t len;
 	FILE *f;
 	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return -1;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
-	buf[n] = 0;
+	buf[len] = 0;
 	/* comm may hold spaces; fields count from its closing paren. */
 	p = strrchr(buf, ')');
-	for (i = 2; p && i < 20; i++)
+	for (i = 2; p && i < n; i++)
 		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtol(p + 1, NULL, 10);
+	return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+size_t lt_proc_threads(pid_t pid)
+{
+	long t = stat_field(pid, 20);
+
 	return t > 0 ? (size_t)t : 1;
+}
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+
+bool lt_proc_is_kthread(pid_t pid)
+{
+	long flags = stat_field(pid, 9);
+
+	return flags >= 0 && (flags & PF_KTHREAD);
 }
 
 /* Every process's parent, from /proc/PID/stat; *n of them. */

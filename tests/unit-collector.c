@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include "collector.h"
 #include "internal.h"
@@ -491,10 +492,13 @@ static void *wait_on_pipe(void *arg)
 	return read(*(int *)arg, &c, 1) < 0 ? arg : NULL;
 }
 
-/* Threads from /proc, with a comm that holds the stat file's ") ". */
+/* Threads and kernel threads from /proc, with a comm that holds the
+ * stat file's ") ". */
 static void test_proc_threads(void **state)
 {
 	char comm[16] = "";
+	siginfo_t info;
+	pid_t zombie;
 	pthread_t t;
 	int fds[2];
 
@@ -512,6 +516,20 @@ static void test_proc_threads(void **state)
 	prctl(PR_SET_NAME, comm);
 	/* A process that is gone counts as one. */
 	assert_int_equal(lt_proc_threads(INT_MAX), 1);
+	/* kthreadd is a kernel thread; this process, and one ended but
+	 * not yet reaped (no memory left, empty maps), are not. */
+	assert_true(lt_proc_is_kthread(2));
+	assert_false(lt_proc_is_kthread(getpid()));
+	assert_false(lt_proc_is_kthread(INT_MAX));
+	zombie = fork();
+	if (zombie == 0)
+		_exit(0);
+	assert_true(zombie > 0);
+	/* Until it has ended, not reaping it. */
+	assert_int_equal(waitid(P_PID, (id_t)zombie, &info, WEXITED | WNOWAIT),
+			 0);
+	assert_false(lt_proc_is_kthread(zombie));
+	assert_int_equal(waitpid(zombie, NULL, 0), zombie);
 }
 
 /* Kernel symbols: the one an address falls in, data bounds, lock text. */
