@@ -513,9 +513,17 @@ static void print_row(FILE *out, int host_w, const struct lt_lock *l,
 	snprintf(waits, sizeof(waits), "%" PRIu64, f->waits);
 	lt_format_ns(f->wait_ns, total, sizeof(total));
 	lt_format_ns(f->waits ? f->wait_ns / f->waits : 0, avg, sizeof(avg));
-	lt_format_ns(f->max_wait_ns, max, sizeof(max));
-	snprintf(proc, sizeof(proc), "%s/%d", l->comm,
-		 l->n_pids ? l->pids[0] : 0);
+	/* Waits that took no time: a source that keeps no maximum. */
+	if (f->waits && !f->max_wait_ns)
+		snprintf(max, sizeof(max), "-");
+	else
+		lt_format_ns(f->max_wait_ns, max, sizeof(max));
+	/* A fleet's series names no process. */
+	if (!l->n_pids && !l->comm[0])
+		snprintf(proc, sizeof(proc), "-");
+	else
+		snprintf(proc, sizeof(proc), "%s/%d", l->comm,
+			 l->n_pids ? l->pids[0] : 0);
 	if (l->n_pids > 1)
 		snprintf(proc + strlen(proc), sizeof(proc) - strlen(proc),
 			 " +%zu", l->n_pids - 1);

@@ -65,4 +65,8 @@ grep -q '^HOST  *LOCK  *KIND ' "$tmpdir/series.txt" ||
 	fail "no HOST column in batch text"
 grep -qE '^series-a +spin_site libspin.so\+0x1234 +spin ' "$tmpdir/series.txt" ||
 	fail "no spin row of series-a in batch text"
+# A series keeps no longest wait and names no process: "-", not 0.
+grep -qE '^series-a +/srv/db/table.tdb:4096 +fcntl +570 +57(\.0)?ms +100(\.0)?us +- +-$' \
+	"$tmpdir/series.txt" ||
+	fail "MAX and PROCESS of a series row are not -: $(grep table.tdb:4096 "$tmpdir/series.txt")"
 echo PASS
