@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Locks: their rows, their figures from the reader, and their names. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -165,6 +166,53 @@ static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
 
 /* A futex in a shared file mapping: its full path and offset, or what
  * the file's layout calls it. */
+/*
+ * A word of a shared file mapping that the probe took for the process's
+ * own: it could not read the maps when the word's first waits began
+ * (another thread was changing them). Placed here, in its file, for the
+ * probe's next waits on it; p gets the file. False when the file cannot
+ * be read (the process gone).
+ */
+static bool place_word(struct lt_collector *c, const struct lock_state *s,
+		       const struct lt_vma *vma, struct lt_layout_place *p)
+{
+	struct lt_ident_key ik = { .uaddr = s->key.start,
+				   .tgid = (__u32)s->key.dev_or_tgid };
+	struct lt_lock_key k = { .kind = LT_PK_FUTEX, .shared = 1 };
+	struct lt_where w = { .vm_start = vma->start,
+			      .offset = p->start,
+			      .uaddr = s->key.start,
+			      .flags = LT_VMA_FILE | LT_VMA_SHARED,
+			      .tgid = ik.tgid,
+			      .fd = -1 };
+	const char *base = strrchr(vma->path, '/');
+	struct stat st;
+	int fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	p->dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);
+	p->ino = st.st_ino;
+	k.dev_or_tgid = p->dev;
+	k.ino = p->ino;
+	k.start = p->start;
+	bpf_map_update_elem(bpf_map__fd(c->futex->maps.ident), &ik, &k,
+			    BPF_ANY);
+	/* Where it is, for its row's name, as the probe would keep it. */
+	w.dev = (__u32)p->dev;
+	w.ino = p->ino;
+	snprintf(w.file, sizeof(w.file), "%.*s", (int)sizeof(w.file) - 1,
+		 base ? base + 1 : vma->path);
+	bpf_map_update_elem(bpf_map__fd(c->futex->maps.wheres), &k, &w,
+			    BPF_NOEXIST);
+	return true;
+}
+
 static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
 			      const struct lock_state *s, pid_t pid,
 			      const struct lt_vma *vma, uint64_t addr)
@@ -179,8 +227,37 @@ static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
 	p.start = p.end = addr - vma->start + vma->pgoff;
 	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 pid, vma->start, vma->end);
-	if (!s->key.shared || !name_by_layout(c, l, &p, path))
-		lt_name_address(vma, addr, l->name, sizeof(l->name));
+	if ((s->key.shared || place_word(c, s, vma, &p)) &&
+	    name_by_layout(c, l, &p, path))
+		return;
+	lt_name_address(vma, addr, l->name, sizeof(l->name));
+}
+
+/*
+ * A shared word the probe kept no place for (its process's maps were
+ * changing): its address in process pid, from a mapping of its file that
+ * covers it; 0 when none does.
+ */
+static uint64_t object_address(struct lt_collector *c, pid_t pid,
+			       const struct lock_state *s)
+{
+	const struct lt_vmas *v = locks_vmas(c, pid);
+	struct stat st;
+	size_t i;
+
+	for (i = 0; v && i < v->n; i++) {
+		const struct lt_vma *m = &v->v[i];
+
+		if (m->perms[3] != 's' || m->path[0] != '/' ||
+		    s->key.start < m->pgoff ||
+		    s->key.start - m->pgoff >= m->end - m->start ||
+		    stat(m->path, &st) || st.st_ino != s->key.ino ||
+		    ((uint64_t)major(st.st_dev) << 20 | minor(st.st_dev)) !=
+			    s->key.dev_or_tgid)
+			continue;
+		return m->start + s->key.start - m->pgoff;
+	}
+	return 0;
 }
 
 static void name_futex(struct lt_collector *c, struct lt_lock *l,
@@ -195,6 +272,8 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 
 	if (w)
 		l->address = w->uaddr;
+	else if (s->key.shared && pid > 0 && object_address(c, pid, s))
+		addr = l->address = object_address(c, pid, s);
 	if (pid > 0) {
 		vmas = locks_vmas(c, pid);
 		vma = lt_vmas_find(vmas, addr);

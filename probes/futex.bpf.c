@@ -40,13 +40,8 @@
 /* lt_inflight.flags */
 #define IF_ROBUST 1 /* the word carried an owner: check OWNER_DIED after */
 #define IF_UNJUDGED 2 /* its site had no verdict yet: ask again at the end */
-
-/* (tgid, address) -> lock identity, so only a lock's first wait looks. */
-struct ident_key {
-	__u64 uaddr;
-	__u32 tgid;
-	__u32 pad;
-};
+/* its shared word's place unknown: ask again at the end */
+#define IF_UNPLACED 4
 
 /* Per process: a word shared by every process is an entry in each. */
 #define LT_MAX_IDENTS (4 * LT_MAX_LOCKS)
@@ -54,7 +49,7 @@ struct ident_key {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, LT_MAX_IDENTS);
-	__type(key, struct ident_key);
+	__type(key, struct lt_ident_key);
 	__type(value, struct lt_lock_key);
 } ident SEC(".maps");
 
@@ -120,13 +115,33 @@ static __always_inline struct lt_ident *cached_ident(struct lt_thread *th,
  * kind the word last had in this thread, LT_PK_FUTEX when new. Returns
  * the cache entry, or NULL when th is.
  */
-static __always_inline struct lt_ident *identify(struct lt_thread *th,
-						 __u64 uaddr, __u32 tgid,
-						 bool private,
-						 struct lt_lock_key *key)
+/*
+ * Where a shared word lives: its file or shmem object and offset, into
+ * key (whose kind stays). False when the mapping could not be read now
+ * (another thread holds the process's mmap lock to change its maps):
+ * then key is left as it was.
+ */
+static __always_inline bool place_shared(__u64 uaddr, struct lt_lock_key *key)
 {
-	struct ident_key ik = { .uaddr = uaddr, .tgid = tgid };
 	struct where_ctx ctx = { .addr = uaddr };
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), uaddr, where_cb, &ctx, 0))
+		return false;
+	if ((ctx.w.flags & (LT_VMA_FILE | LT_VMA_SHARED)) ==
+	    (LT_VMA_FILE | LT_VMA_SHARED)) {
+		key->dev_or_tgid = ctx.w.dev;
+		key->ino = ctx.w.ino;
+		key->start = ctx.w.offset;
+		key->shared = 1;
+	}
+	return true;
+}
+
+static __always_inline struct lt_ident *
+identify(struct lt_thread *th, __u64 uaddr, __u32 tgid, bool private,
+	 struct lt_lock_key *key, bool *unplaced)
+{
+	struct lt_ident_key ik = { .uaddr = uaddr, .tgid = tgid };
 	struct lt_lock_key *known;
 	struct lt_ident *c;
 
@@ -149,17 +164,13 @@ static __always_inline struct lt_ident *identify(struct lt_thread *th,
 		known = bpf_map_lookup_elem(&ident, &ik);
 		if (known) {
 			*key = *known;
-		} else {
-			if (!bpf_find_vma(bpf_get_current_task_btf(), uaddr,
-					  where_cb, &ctx, 0) &&
-			    (ctx.w.flags & (LT_VMA_FILE | LT_VMA_SHARED)) ==
-				    (LT_VMA_FILE | LT_VMA_SHARED)) {
-				key->dev_or_tgid = ctx.w.dev;
-				key->ino = ctx.w.ino;
-				key->start = ctx.w.offset;
-				key->shared = 1;
-			}
+		} else if (place_shared(uaddr, key)) {
 			bpf_map_update_elem(&ident, &ik, key, BPF_ANY);
+		} else {
+			/* Not known yet, and not kept as if it were: as
+			 * the process's own word until asked again. */
+			*unplaced = true;
+			return NULL;
 		}
 	}
 	if (!th || !uaddr)
@@ -286,7 +297,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	struct lt_thread *th;
 	struct lt_ident *c;
 	__u32 holder = 0, flags = 0;
-	bool created = false, judged;
+	bool created = false, judged, unplaced = false;
 
 	if (!wanted(tgid))
 		return 0;
@@ -297,7 +308,7 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 	if (th->wait.ts && th->wait.lock.kind >= LT_PK_USDT_FIRST)
 		return 0;
 	in = &th->wait;
-	c = identify(th, uaddr, tgid, private, &in->lock);
+	c = identify(th, uaddr, tgid, private, &in->lock, &unplaced);
 	if (kind == LT_PK_FUTEX_PI) {
 		/* The PI word is the owner's TID: read it as we block. */
 		if (bpf_probe_read_user(&val, sizeof(val), (void *)uaddr))
@@ -322,7 +333,10 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 		}
 		in->slot = c->slot;
 	}
-	if (in->slot == LT_NO_SLOT) {
+	if (unplaced) {
+		/* Its lock is found at the end, where the word lives. */
+		flags |= IF_UNPLACED;
+	} else if (in->slot == LT_NO_SLOT) {
 		/*
 		 * The word's first wait here: its slot now, so that the wake
 		 * that ends this very wait finds the lock and names the
@@ -365,6 +379,24 @@ static __always_inline void rejudge(struct lt_thread *th,
 	}
 }
 
+/*
+ * A wait whose shared word could not be placed when it began (its
+ * process's maps were changing) is placed now, and the place kept: else
+ * it stays the process's own word, a lock apart, counted.
+ */
+static __always_inline void place_late(struct lt_inflight *in)
+{
+	struct lt_ident_key ik = { .uaddr = in->uaddr, .tgid = in->tgid };
+	struct lt_lock_key key = in->lock;
+
+	if (!place_shared(in->uaddr, &key))
+		return;
+	in->lock = key;
+	in->slot = LT_NO_SLOT;
+	key.kind = LT_PK_FUTEX; /* as identify() keeps it */
+	bpf_map_update_elem(&ident, &ik, &key, BPF_ANY);
+}
+
 static __always_inline int wait_end(void *ctx, long ret)
 {
 	struct lt_inflight *in;
@@ -387,6 +419,8 @@ static __always_inline int wait_end(void *ctx, long ret)
 		in->slot = LT_NO_SLOT; /* found again below, by its key */
 	if (in->flags & IF_UNJUDGED)
 		rejudge(th, in);
+	if (in->flags & IF_UNPLACED)
+		place_late(in);
 	/* The word's cache entry, if it still holds the word as waited on. */
 	c = uaddr ? cached_ident(th, uaddr) : NULL;
 	if (c && c->key.kind != in->lock.kind)
@@ -503,13 +537,14 @@ static __always_inline int wake(void *ctx, __u64 uaddr, bool private, __u32 cmd)
 	struct lt_thread *th;
 	struct lt_ident *c;
 	__s32 slot, no_slot = LT_NO_SLOT;
+	bool unplaced = false;
 
 	if (!wanted(tgid))
 		return 0;
 	th = this_thread(true);
 	if (th && th->episode == uaddr)
 		th->episode = 0;
-	c = identify(th, uaddr, tgid, private, &key);
+	c = identify(th, uaddr, tgid, private, &key, &unplaced);
 	first = key.kind;
 	slot = c && c->slot != LT_NO_SLOT ? c->slot : slot_find(&key);
 	st = stat_at(slot);

@@ -16,6 +16,17 @@ enum lt_vma_flags {
 #define LT_MAX_SITES 8192 /* call sites of futex waits judged */
 
 /*
+ * (tgid, address) -> lock identity, the futex object's ident map: only a
+ * lock's first wait looks it up. The collector places a shared word the
+ * probe could not (its process's maps were changing) by writing here.
+ */
+struct lt_ident_key {
+	__u64 uaddr;
+	__u32 tgid;
+	__u32 pad;
+};
+
+/*
  * A call site of futex waits in one process: the user IP the wait
  * syscall came from, or a return address one frame up from it.
  */
