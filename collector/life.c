@@ -90,8 +90,8 @@ size_t lt_collector_traced(const struct lt_collector *c)
 
 /*
  * Makes obj count into the futex object's maps. Every probe object has
- * them all (common.bpf.h); one missing is a build that went wrong, and
- * loading on would give the probe maps of its own that no one reads.
+ * them all (probes/maps.bpf.h); one missing is a build that went wrong,
+ * and loading on would give the probe maps of its own that no one reads.
  */
 int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
 		    const char *what, char *err, size_t err_len)
