@@ -10,7 +10,7 @@
 
 #include "common.h"
 #include "globals.bpf.h" /* settings, epoch, slot_gen */
-#include "maps.bpf.h" /* the maps */
+#include "maps.bpf.h" /* the maps, shared_maps.def's and more */
 #include "probe_counts.bpf.h" /* runs and drops */
 #include "threads.bpf.h" /* each thread's state */
 #include "syscalls.bpf.h" /* an fd's file, an interrupted call */

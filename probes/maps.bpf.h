@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The maps every probe object declares. The collector loads the futex
- * object first and hands its descriptors of the maps to each other
- * object (bpf_map__reuse_fd, life_share_maps() in collector/life.c), so
- * all probes count into one set of maps. key_scratch alone is each
- * object's own.
+ * object first and hands its descriptors of the maps shared_maps.def
+ * lists to each other object (bpf_map__reuse_fd, life_share_maps() in
+ * collector/life.c), so all probes count into one set of maps. A map
+ * shared is declared here and is a row of shared_maps.def; the check at
+ * the end fails the build of a row declared nowhere. key_scratch alone
+ * is each object's own.
  */
 #ifndef LOCKTOP_PROBES_MAPS_BPF_H
 #define LOCKTOP_PROBES_MAPS_BPF_H
@@ -200,7 +202,7 @@ struct {
 } releases SEC(".maps");
 
 /* A stack key being made off the BPF stack, where a path is short of it.
- * Each object's own: not shared. */
+ * Each object's own: not in shared_maps.def. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -214,5 +216,9 @@ struct {
 	__uint(max_entries, LT_MAX_SNAPS);
 	__type(value, struct lt_stack_key);
 } new_snaps SEC(".maps");
+
+/* Each map shared_maps.def lists is declared above. */
+#define LT_SHARED_MAP(name) _Static_assert(sizeof(name) > 0, #name);
+#include "shared_maps.def"
 
 #endif /* LOCKTOP_PROBES_MAPS_BPF_H */
