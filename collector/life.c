@@ -89,22 +89,17 @@ size_t lt_collector_traced(const struct lt_collector *c)
 }
 
 /*
- * Makes obj count into the futex object's maps. Every probe object has
- * them all (common.bpf.h); one missing is a build that went wrong, and
- * loading on would give the probe maps of its own that no one reads.
+ * Makes obj count into the futex object's maps, those shared_maps.def
+ * lists. Every probe object has them all (probes/maps.bpf.h); one
+ * missing is a build that went wrong, and loading on would give the
+ * probe maps of its own that no one reads.
  */
 int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
 		    const char *what, char *err, size_t err_len)
 {
 	static const char *const shared[] = {
-		"stat_map",    "parties",      "threads",
-		"traced",      "comms",	       "drops",
-		"wheres",      "stacks",       "lock_stacks",
-		"stack_snaps", "snap_scratch", "new_snaps",
-		"releases",    "runs",	       "lock_slots",
-		"free_slots",  "party_slots",  "free_party_slots",
-		"slot_keys",   "party_keys",   "slot_high",
-		"slot_use",
+#define LT_SHARED_MAP(name) #name,
+#include "shared_maps.def"
 	};
 	size_t i;
 	int ret;

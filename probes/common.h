@@ -302,7 +302,7 @@ struct lt_ident {
 	/* This process's waiter and holder parties of key as it is. */
 	__s32 waiter_slot;
 	__s32 holder_slot;
-	__u32 gen; /* slot_gen when the slots were found; see common.bpf.h */
+	__u32 gen; /* slot_gen when the slots were found; see globals.bpf.h */
 };
 
 #define LT_FILE_CACHE 4

@@ -14,7 +14,7 @@
 #include "fileio.h"
 
 /*
- * Per-file figures live in slots, like the locks' (common.bpf.h): a
+ * Per-file figures live in slots, like the locks' (slots.bpf.h): a
  * per-CPU array, a name map from (device, inode) to slot, a queue of free
  * slots and each slot's key. The collector gives the slots of files idle
  * for a while back, zeroed, so a long run that keeps meeting new files

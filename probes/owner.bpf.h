@@ -7,7 +7,7 @@
 #ifndef LOCKTOP_PROBES_OWNER_BPF_H
 #define LOCKTOP_PROBES_OWNER_BPF_H
 
-#include "common.bpf.h"
+#include "processes.bpf.h"
 
 #define FUTEX_WAITERS 0x80000000U
 #define FUTEX_OWNER_DIED 0x40000000U

@@ -4,7 +4,7 @@
  * its own thread (BPF_PROG_TEST_RUN), before the probes load, and only
  * when that namespace is not the initial one. Its depth lets the probes
  * read a task's number there with plain loads at a place fixed at load
- * (targ_pidns_level in common.bpf.h); bpf_get_ns_current_pid_tgid()
+ * (targ_pidns_level in globals.bpf.h); bpf_get_ns_current_pid_tgid()
  * added some 70 ns to every futex event on this machine.
  */
 #include "vmlinux.h"

@@ -4,12 +4,15 @@
  * filelock): a wait's stack as it ends, and a release's that ended
  * waits, each counted per (lock, stack, role) in lock_stacks with a
  * snapshot of its first event for the collector to unwind. The maps are
- * common.bpf.h's, shared by every object.
+ * maps.bpf.h's, shared by every object.
  */
 #ifndef LOCKTOP_PROBES_STACKS_BPF_H
 #define LOCKTOP_PROBES_STACKS_BPF_H
 
-#include "common.bpf.h"
+#include "globals.bpf.h"
+#include "maps.bpf.h"
+#include "probe_counts.bpf.h"
+#include "slots.bpf.h"
 
 static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
 		       void *data)

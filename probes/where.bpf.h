@@ -7,7 +7,7 @@
 #ifndef LOCKTOP_PROBES_WHERE_BPF_H
 #define LOCKTOP_PROBES_WHERE_BPF_H
 
-#include "common.bpf.h"
+#include "maps.bpf.h"
 #include "futex.h"
 
 struct where_ctx {
