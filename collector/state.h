@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The collector's own state and what its files share; not installed. */
-#ifndef LOCKTOP_COLLECTOR_ROOM_H
-#define LOCKTOP_COLLECTOR_ROOM_H
+#ifndef LOCKTOP_COLLECTOR_STATE_H
+#define LOCKTOP_COLLECTOR_STATE_H
 
 /*
  * The collector loads the probes, reads their per-CPU maps once per
@@ -434,11 +434,13 @@ void klocks_name(struct lt_collector *c, size_t i);
 uint64_t files_mass(const struct lt_file_stat *v);
 int files_read(struct lt_collector *c);
 
-/* usdt.c: servers' own lock probes (providers.c). */
+/* attach.c: the probes loaded and attached. */
 /* Makes obj count into the futex object's shared maps; a map missing on
  * either side fails, naming it in err. */
-int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
-		    const char *what, char *err, size_t err_len);
+int attach_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		      const char *what, char *err, size_t err_len);
+
+/* usdt.c: servers' own lock probes (providers.c). */
 void usdt_scan(struct lt_collector *c);
 void usdt_follow(struct lt_collector *c);
 void usdt_close(struct lt_collector *c);
@@ -457,4 +459,4 @@ void cost_window_retry(struct lt_collector *c);
 void cost_read(struct lt_collector *c);
 void cost_calibrate(struct lt_collector *c);
 
-#endif /* LOCKTOP_COLLECTOR_ROOM_H */
+#endif /* LOCKTOP_COLLECTOR_STATE_H */
