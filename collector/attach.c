@@ -517,7 +517,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->gone);
 	free(c->gone_tids);
 	free(c->stale_tids);
-	free(c->doomed);
+	free(c->gone_stacks);
 	free(c->site_keys);
 	free(c->spin_keys);
 	free(c->snap_buf);

@@ -259,8 +259,9 @@ struct lt_collector {
 	__u64 *gone_tids, *stale_tids;
 	size_t n_gone_tids, cap_gone_tids;
 	size_t n_stale_tids, cap_stale_tids;
-	struct lt_stack_key *doomed; /* (lock, stack) entries of the dead */
-	size_t n_doomed, cap_doomed;
+	/* (lock, stack) keys of the dead's locks, for exits_forget() */
+	struct lt_stack_key *gone_stacks;
+	size_t n_gone_stacks, cap_gone_stacks;
 
 	struct tid_entry *tids; /* TID -> process, for holders */
 	size_t n_tids, cap_tids;
@@ -431,7 +432,7 @@ void kspin_read(struct lt_collector *c);
 void klocks_name(struct lt_collector *c, size_t i);
 
 /* files.c: files. */
-uint64_t files_mass(const struct lt_file_stat *v);
+uint64_t files_counter_sum(const struct lt_file_stat *v);
 int files_read(struct lt_collector *c);
 
 /* attach.c: the probes loaded and attached. */

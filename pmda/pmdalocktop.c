@@ -203,11 +203,11 @@ static int serve(int sig_fd)
 		int ret;
 
 		if (agent.collector && !agent.loading &&
-		    (timeout < 0 || timeout > LT_TEND_MS))
-			timeout = LT_TEND_MS;
+		    (timeout < 0 || timeout > LT_HOUSEKEEP_MS))
+			timeout = LT_HOUSEKEEP_MS;
 		ret = poll(pfd, 3, timeout);
 		if (agent.collector && !agent.loading)
-			lt_collector_tend(agent.collector);
+			lt_collector_housekeep(agent.collector);
 
 		if (ret < 0 && errno != EINTR) {
 			pmNotifyErr(LOG_ERR, "poll: %s", strerror(errno));

@@ -456,7 +456,7 @@ int pcp_snap_build(struct pcp_snap *ps, struct table tables[G_NR],
 	    build_probes(ps, &tables[G_PROG], gen))
 		return -ENOMEM;
 	build_hist(ps, &tables[G_HIST], gen);
-	return build_agent(ps, &tables[G_ONE], gen);
+	return build_agent(ps, &tables[G_AGENT], gen);
 }
 
 void pcp_snap_free(struct pcp_snap *ps)

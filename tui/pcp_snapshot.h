@@ -12,8 +12,9 @@
 #include <stdint.h>
 #include "collector.h"
 
-/* Which table a metric's instances belong to. */
-enum group { G_LOCK, G_KIND, G_PROC, G_FILE, G_PROG, G_HIST, G_ONE, G_NR };
+/* Which table a metric's instances belong to; G_AGENT: the metrics of the
+ * whole agent and its probes, one instance. */
+enum group { G_LOCK, G_KIND, G_PROC, G_FILE, G_PROG, G_HIST, G_AGENT, G_NR };
 
 /* Number slots of an instance; strings have their own. */
 enum slot {
