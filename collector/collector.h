@@ -188,7 +188,7 @@ struct lt_file {
  * measured the object at work. A figure from fewer than
  * LT_STATS_MIN_RUNS runs (the probes loaded on an idle host: a few cold
  * runs, many times dearer than warm ones) stands only until the object
- * is busy: a window then opens at once (lt_collector_tend(), or the
+ * is busy: a window then opens at once (lt_collector_housekeep(), or the
  * read that finds it busy), once between two regular windows.
  */
 struct lt_probe_cost {
@@ -363,10 +363,10 @@ void lt_collector_set_retire(struct lt_collector *c, unsigned int s);
  * Housekeeping between reads, cheap when there is nothing to do: judges
  * the futex call sites the probes met since (which function a wait came
  * from decides whether it is a lock's). Consumers that wait in their own
- * loop call it about every LT_TEND_MS.
+ * loop call it about every LT_HOUSEKEEP_MS.
  */
-#define LT_TEND_MS 100
-void lt_collector_tend(struct lt_collector *c);
+#define LT_HOUSEKEEP_MS 100
+void lt_collector_housekeep(struct lt_collector *c);
 
 /* Detaches every probe, restores what it changed, frees everything. */
 void lt_collector_close(struct lt_collector *c);

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
@@ -220,8 +220,8 @@ void cost_read(struct lt_collector *c)
 	uint64_t runs[LT_OBJ_NR], ns_total = 0;
 	size_t i;
 
-	/* A burst that began since the last tend is measured before it is
-	 * charged. */
+	/* A burst that began since the last housekeeping is measured before
+	 * it is charged. */
 	cost_window_retry(c);
 	if (c->stats_fd >= 0 && c->win_retry)
 		retry_settle(c);

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 #include "fileio.skel.h"
 #include "spin.skel.h"
@@ -170,10 +170,10 @@ static void forget_processes(struct lt_collector *c)
 		}
 	}
 	/* Their locks' stacks, which the read of the stacks collected. */
-	for (i = 0; i < c->n_doomed; i++)
+	for (i = 0; i < c->n_gone_stacks; i++)
 		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.lock_stacks),
-				    &c->doomed[i]);
-	c->n_doomed = 0;
+				    &c->gone_stacks[i]);
+	c->n_gone_stacks = 0;
 	for (i = 0; i < c->n_sites;) {
 		if (is_gone(c->gone, n, c->site_keys[i].tgid)) {
 			bpf_map_delete_elem(bpf_map__fd(c->futex->maps.sites),

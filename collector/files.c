@@ -6,12 +6,12 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 #include "fileio.skel.h"
 
 /* What a file's I/O adds to, summed. */
-uint64_t files_mass(const struct lt_file_stat *v)
+uint64_t files_counter_sum(const struct lt_file_stat *v)
 {
 	return v->reads + v->writes + v->read_bytes + v->write_bytes +
 	       v->io_ns + v->io_under_lock_ns;
@@ -106,7 +106,7 @@ static void merge_file(struct lt_collector *c, size_t i,
 		for (b = 0; b < LT_HIST_SLOTS; b++)
 			sum.hist[b] += v->hist[b];
 	}
-	if (files_mass(&sum) != files_mass(&s->raw))
+	if (files_counter_sum(&sum) != files_counter_sum(&s->raw))
 		s->moved_at = c->read_ns;
 #define FDELTA(field)                                           \
 	do {                                                    \
@@ -167,14 +167,14 @@ int files_read(struct lt_collector *c)
 				continue;
 			row = c->file_row[slot];
 			if (row < 0) {
-				uint64_t mass = 0;
+				uint64_t counter_sum = 0;
 				int cpu;
 
 				for (cpu = 0; cpu < c->ncpus; cpu++)
-					mass += files_mass(
+					counter_sum += files_counter_sum(
 						(const void *)((const char *)v +
 							       cpu * stride));
-				if (!mass)
+				if (!counter_sum)
 					continue;
 				row = file_row_of(c, slot);
 				if (row < 0)

@@ -2,7 +2,7 @@
 /* Waits in flight: the waiters now, and the deadlocks among them. */
 #include <errno.h>
 #include <string.h>
-#include "room.h"
+#include "state.h"
 #include "reader.skel.h"
 
 #define CYCLE_MIN_AGE_NS 200000000ULL /* a wait this old may be a deadlock */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "klock.h"
 #include "filelock.skel.h"
 #include "klock.skel.h"

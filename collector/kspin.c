@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#include "room.h"
+#include "state.h"
 #include "klock.skel.h"
 
 #define SELFTEST_MS 200 /* how long the threads may contend */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "room.h"
+#include "state.h"
 
 #define HEAD_LEN 256
 #define HEAD_CACHE 64

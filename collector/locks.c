@@ -10,7 +10,7 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 #include "reader.skel.h"
 

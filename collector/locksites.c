@@ -2,7 +2,7 @@
 /* Lock sites: the private copies of one lock in many processes, one row. */
 #include <stdlib.h>
 #include <string.h>
-#include "room.h"
+#include "state.h"
 
 /*
  * A private lock is (process, address) in the probes and in the

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "fileio.skel.h"
 #include "futex.skel.h"
 #include "reader.skel.h"

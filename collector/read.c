@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
@@ -337,7 +337,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	new_epoch(c);
 	usdt_scan(c); /* a server started since */
 	exits_take(c);
-	lt_collector_tend(c);
+	lt_collector_housekeep(c);
 	stamp_times(c);
 	clear_deltas(c);
 	err = read_maps(c);
@@ -372,7 +372,7 @@ void read_start(struct lt_collector *c)
 	c->last_read_ns = c->opened_ns;
 }
 
-void lt_collector_tend(struct lt_collector *c)
+void lt_collector_housekeep(struct lt_collector *c)
 {
 	cost_window_close(c);
 	cost_window_retry(c);

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
@@ -46,8 +46,8 @@ struct slot_kind_ops {
 	struct slot_place (*place)(struct lt_collector *c);
 	/* What every event adds to: one CPU's value summed, and the same
 	 * of a row as last read. */
-	uint64_t (*mass)(const void *value);
-	uint64_t (*read_mass)(const struct lt_collector *c, size_t row);
+	uint64_t (*counter_sum)(const void *value);
+	uint64_t (*read_counter_sum)(const struct lt_collector *c, size_t row);
 	/* Whether a row's idle slot is not chosen (NULL: any may be). */
 	bool (*kept)(const struct lt_collector *c, size_t row);
 	/* Whether a row's chosen slot stays after all (NULL: none). */
@@ -57,13 +57,13 @@ struct slot_kind_ops {
 };
 
 /* What every event adds to: a lock's figures that only grow, summed. */
-static uint64_t stat_mass(const struct lt_lock_stat *v)
+static uint64_t stat_counter_sum(const struct lt_lock_stat *v)
 {
-	uint64_t mass = 0;
+	uint64_t sum = 0;
 
-#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) mass += v->NAME;
+#define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) sum += v->NAME;
 #include "figures.def"
-	return mass;
+	return sum;
 }
 
 static struct slot_place lock_place(struct lt_collector *c)
@@ -77,14 +77,14 @@ static struct slot_place lock_place(struct lt_collector *c)
 				    .used = c->snap.lock_entries };
 }
 
-static uint64_t lock_mass(const void *value)
+static uint64_t lock_counter_sum(const void *value)
 {
-	return stat_mass(value);
+	return stat_counter_sum(value);
 }
 
-static uint64_t lock_read_mass(const struct lt_collector *c, size_t row)
+static uint64_t lock_read_counter_sum(const struct lt_collector *c, size_t row)
 {
-	return stat_mass(&c->lstate[row].raw);
+	return stat_counter_sum(&c->lstate[row].raw);
 }
 
 /* A lock waited on now, or no process can reach, keeps its slot. */
@@ -122,14 +122,14 @@ static struct slot_place party_place(struct lt_collector *c)
 				    .used = c->snap.party_entries };
 }
 
-static uint64_t party_mass(const void *value)
+static uint64_t party_counter_sum(const void *value)
 {
 	const struct lt_party_stat *v = value;
 
 	return v->count + v->ns;
 }
 
-static uint64_t party_read_mass(const struct lt_collector *c, size_t row)
+static uint64_t party_read_counter_sum(const struct lt_collector *c, size_t row)
 {
 	return c->party[row].count + c->party[row].ns;
 }
@@ -156,14 +156,14 @@ static struct slot_place file_place(struct lt_collector *c)
 				    .used = c->file_entries };
 }
 
-static uint64_t file_mass(const void *value)
+static uint64_t file_counter_sum(const void *value)
 {
-	return files_mass(value);
+	return files_counter_sum(value);
 }
 
-static uint64_t file_read_mass(const struct lt_collector *c, size_t row)
+static uint64_t file_read_counter_sum(const struct lt_collector *c, size_t row)
 {
-	return files_mass(&c->fstate[row].raw);
+	return files_counter_sum(&c->fstate[row].raw);
 }
 
 static void file_forget(struct lt_collector *c, size_t row)
@@ -185,8 +185,8 @@ static const struct slot_kind_ops kinds[SLOT_KIND_NR] = {
 			.high = LT_HIGH_LOCKS,
 			STATE(lock_state),
 			.place = lock_place,
-			.mass = lock_mass,
-			.read_mass = lock_read_mass,
+			.counter_sum = lock_counter_sum,
+			.read_counter_sum = lock_read_counter_sum,
 			.kept = lock_kept,
 			.busy = lock_busy,
 			.forget = lock_forget },
@@ -195,8 +195,8 @@ static const struct slot_kind_ops kinds[SLOT_KIND_NR] = {
 			 .high = LT_HIGH_PARTIES,
 			 STATE(party_state),
 			 .place = party_place,
-			 .mass = party_mass,
-			 .read_mass = party_read_mass,
+			 .counter_sum = party_counter_sum,
+			 .read_counter_sum = party_read_counter_sum,
 			 .kept = party_kept,
 			 .forget = party_forget },
 	[SLOT_FILE] = { .max = LT_MAX_FILES,
@@ -204,8 +204,8 @@ static const struct slot_kind_ops kinds[SLOT_KIND_NR] = {
 			.high = LT_HIGH_FILES,
 			STATE(file_state),
 			.place = file_place,
-			.mass = file_mass,
-			.read_mass = file_read_mass,
+			.counter_sum = file_counter_sum,
+			.read_counter_sum = file_read_counter_sum,
 			.forget = file_forget },
 };
 
@@ -333,8 +333,8 @@ int reclaim_fill_slots(struct lt_collector *c)
 
 /* What every event added to an idle entry's slot, as the kernel has it
  * now and as last read; false when the kernel's values cannot be read. */
-static bool masses(struct lt_collector *c, const struct idle_entry *e,
-		   uint64_t *now, uint64_t *read)
+static bool counter_sums(struct lt_collector *c, const struct idle_entry *e,
+			 uint64_t *now, uint64_t *read)
 {
 	const struct slot_kind_ops *k = &kinds[e->kind];
 	struct slot_place p = place_of(c, e->kind);
@@ -344,9 +344,9 @@ static bool masses(struct lt_collector *c, const struct idle_entry *e,
 		return false;
 	*now = 0;
 	for (cpu = 0; cpu < c->ncpus; cpu++)
-		*now += k->mass((const char *)c->peek +
-				(size_t)cpu * k->value_size);
-	*read = k->read_mass(c, e->row);
+		*now += k->counter_sum((const char *)c->peek +
+				       (size_t)cpu * k->value_size);
+	*read = k->read_counter_sum(c, e->row);
 	return true;
 }
 
@@ -495,7 +495,7 @@ static void give_back(struct lt_collector *c)
 
 		if (e->named)
 			continue;
-		if (!masses(c, e, &now, &read))
+		if (!counter_sums(c, e, &now, &read))
 			continue; /* not reached: the slot stays taken */
 		if (now == read) {
 			release(c, e);

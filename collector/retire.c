@@ -2,7 +2,7 @@
 /* Retiring rows that no process can reach, and compacting the arrays. */
 #include <stdlib.h>
 #include <string.h>
-#include "room.h"
+#include "state.h"
 
 #define RETIRE_MIN 256 /* rows retired at once, at least */
 /* The most rows kept of locks and of files whose slots went back. */

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 
 /* glibc's wait helpers: the caller says what they wait for. */

@@ -13,7 +13,7 @@
 #include <sys/ioctl.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "spin.skel.h"
 #include "sample_event.h"
 

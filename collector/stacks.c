@@ -6,7 +6,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 
 /* Keeps a release stack among the lock's top ones, by the waiting it
@@ -74,10 +74,10 @@ static int merge_stack(struct lt_collector *c, const void *key,
 	 * the kernel's map once this read has its figures (the text shown
 	 * stays). */
 	if (c->n_gone && exits_private_gone(c, &sk->lock)) {
-		if (lt_grow((void **)&c->doomed, &c->cap_doomed,
-			    c->n_doomed + 1, sizeof(*c->doomed)))
+		if (lt_grow((void **)&c->gone_stacks, &c->cap_gone_stacks,
+			    c->n_gone_stacks + 1, sizeof(*c->gone_stacks)))
 			return -ENOMEM;
-		c->doomed[c->n_doomed++] = *sk;
+		c->gone_stacks[c->n_gone_stacks++] = *sk;
 	}
 	return 0;
 }
@@ -254,7 +254,7 @@ int stacks_read(struct lt_collector *c)
 		c->lstate[i].top_stack_ns = 0;
 		c->lstate[i].rel_read = false;
 	}
-	c->n_doomed = 0;
+	c->n_gone_stacks = 0;
 	err = read_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
 			      sizeof(struct lt_stack_key),
 			      sizeof(struct lt_stack_stat), true, merge_stack,

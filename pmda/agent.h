@@ -35,7 +35,7 @@ struct inst_refs {
 	size_t n, cap;
 };
 
-/* Everything the agent keeps, in one place: a, defined in pmdalocktop.c. */
+/* Everything the agent keeps, in one place (agent, in pmdalocktop.c). */
 struct agent {
 	pmdaInterface dispatch;
 	struct lt_collector *collector;
@@ -81,7 +81,7 @@ struct agent {
 	size_t n_ctx;
 };
 
-extern struct agent a;
+extern struct agent agent;
 
 static inline int ms_until(const uint64_t *t)
 {

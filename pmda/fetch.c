@@ -8,7 +8,7 @@
 
 static int fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 {
-	if (a.loading)
+	if (agent.loading)
 		return not_ready();
 	return pmdaFetch(numpmid, pmidlist, resp, pmda);
 }
@@ -16,7 +16,7 @@ static int fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 static int instance(pmInDom indom, int inst, char *name, pmInResult **result,
 		    pmdaExt *pmda)
 {
-	if (a.loading)
+	if (agent.loading)
 		return not_ready();
 	return pmdaInstance(indom, inst, name, result, pmda);
 }
@@ -200,9 +200,10 @@ static int lock_detail(const struct lt_lock *l, unsigned int item,
 static int fetch_lock(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
 	const struct lt_lock *l;
-	bool other = a.other_inst >= 0 && inst == (unsigned int)a.other_inst;
+	bool other = agent.other_inst >= 0 &&
+		     inst == (unsigned int)agent.other_inst;
 
-	l = other ? &a.model.other : refs_find(&a.locks, inst);
+	l = other ? &agent.model.other : refs_find(&agent.locks, inst);
 	if (!l)
 		return PM_ERR_INST;
 	if (lock_figure(l, other, item, atom))
@@ -225,9 +226,9 @@ static int fetch_party(unsigned int item, unsigned int inst, pmAtomValue *atom)
 	unsigned int rank = item % LTPM_PARTY_ITEM(1, 0, 0) / LTPM_PARTY_FIELDS;
 	size_t n;
 
-	if (a.other_inst >= 0 && inst == (unsigned int)a.other_inst)
+	if (agent.other_inst >= 0 && inst == (unsigned int)agent.other_inst)
 		return PMDA_FETCH_NOVALUES; /* not one lock */
-	l = refs_find(&a.locks, inst);
+	l = refs_find(&agent.locks, inst);
 	if (!l)
 		return PM_ERR_INST;
 	switch (item) {
@@ -262,7 +263,7 @@ static int fetch_party(unsigned int item, unsigned int inst, pmAtomValue *atom)
 
 static int fetch_proc(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
-	const struct lt_proc *p = refs_find(&a.procs, inst);
+	const struct lt_proc *p = refs_find(&agent.procs, inst);
 
 	if (!p)
 		return PM_ERR_INST;
@@ -293,7 +294,7 @@ static int fetch_proc(unsigned int item, unsigned int inst, pmAtomValue *atom)
 
 static int fetch_file(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
-	const struct lt_file *f = refs_find(&a.files, inst);
+	const struct lt_file *f = refs_find(&agent.files, inst);
 	const struct lt_file_figures *t;
 
 	if (!f)
@@ -338,13 +339,13 @@ static int fetch_file(unsigned int item, unsigned int inst, pmAtomValue *atom)
 
 static int fetch_probe(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
-	const struct lt_snapshot *s = a.snap;
+	const struct lt_snapshot *s = agent.snap;
 	const struct lt_probe_cost *p;
 	uint64_t cnt = 0, ns = 0;
 	size_t i;
 
 	if (item >= PR_PROG_RUNS && item <= PR_PROG_NS_PER_RUN) {
-		p = refs_find(&a.probes, inst);
+		p = refs_find(&agent.probes, inst);
 		if (!p)
 			return PM_ERR_INST;
 		if (item == PR_PROG_RUNS)
@@ -410,7 +411,7 @@ static int fetch_probe(unsigned int item, unsigned int inst, pmAtomValue *atom)
 
 static int fetch_kind(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
-	const struct lt_snapshot *s = a.snap;
+	const struct lt_snapshot *s = agent.snap;
 
 	if (inst >= LT_KIND_NR)
 		return PM_ERR_INST;
@@ -425,25 +426,25 @@ static int fetch_hist(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
 	if (inst >= LT_HIST_BUCKETS)
 		return PM_ERR_INST;
-	atom->ull = item == H_WAIT ? a.model.hist_wait[inst] :
-		    item == H_HOLD ? a.model.hist_hold[inst] :
-				     a.model.hist_io[inst];
+	atom->ull = item == H_WAIT ? agent.model.hist_wait[inst] :
+		    item == H_HOLD ? agent.model.hist_hold[inst] :
+				     agent.model.hist_io[inst];
 	return PMDA_FETCH_STATIC;
 }
 
 static int fetch_agent(unsigned int item, pmAtomValue *atom)
 {
-	const struct lt_snapshot *s = a.snap;
+	const struct lt_snapshot *s = agent.snap;
 
 	switch (item) {
 	case A_STATUS:
-		atom->cp = a.status;
+		atom->cp = agent.status;
 		return PMDA_FETCH_STATIC;
 	case A_READS:
-		atom->ull = a.reads;
+		atom->ull = agent.reads;
 		return PMDA_FETCH_STATIC;
 	case A_OPENS:
-		atom->ull = a.opens;
+		atom->ull = agent.opens;
 		return PMDA_FETCH_STATIC;
 	}
 	if (!s)
@@ -473,25 +474,25 @@ static int fetch_control(unsigned int item, pmAtomValue *atom)
 
 	switch (item) {
 	case C_STACKS:
-		atom->ul = a.stacks;
+		atom->ul = agent.stacks;
 		break;
 	case C_PIDS:
-		p = pid_list(a.pids, a.n_pids);
+		p = pid_list(agent.pids, agent.n_pids);
 		snprintf(pids_buf, sizeof(pids_buf), "%s", p ? p : "");
 		free(p);
 		atom->cp = pids_buf;
 		break;
 	case C_TOP:
-		atom->ul = (uint32_t)a.model.top_n;
+		atom->ul = (uint32_t)agent.model.top_n;
 		break;
 	case C_INTERVAL:
-		atom->ul = a.interval_ms;
+		atom->ul = agent.interval_ms;
 		break;
 	case C_ERROR:
-		atom->cp = a.control_error;
+		atom->cp = agent.control_error;
 		break;
 	case C_RETIRE:
-		atom->ul = a.retire_s;
+		atom->ul = agent.retire_s;
 		break;
 	default:
 		return PM_ERR_PMID;

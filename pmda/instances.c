@@ -110,7 +110,7 @@ static struct inst_ref *refs_lookup(struct inst_refs *r, size_t n, int inst)
 
 static void refresh_locks(void)
 {
-	const struct ltpm_model *m = &a.model;
+	const struct ltpm_model *m = &agent.model;
 	char key[LT_NAME_LEN + 16], pidtag[32], idtag[32];
 	const char *tags[] = { pidtag, idtag };
 	struct inst_ref *seen;
@@ -118,11 +118,12 @@ static void refresh_locks(void)
 	size_t i, n_merged = 0;
 	int inst;
 
-	a.locks.n = 0;
+	agent.locks.n = 0;
 	/* Room for every sum up front: the refs point into it. */
-	lt_grow((void **)&a.merged, &a.cap_merged, m->n_locks,
-		sizeof(*a.merged));
-	a.other_inst = activate(LOCK_INDOM, "other", "\001other", 6, NULL, 0);
+	lt_grow((void **)&agent.merged, &agent.cap_merged, m->n_locks,
+		sizeof(*agent.merged));
+	agent.other_inst =
+		activate(LOCK_INDOM, "other", "\001other", 6, NULL, 0);
 	for (i = 0; i < m->n_locks; i++) {
 		const struct lt_lock *l = m->locks[i];
 		int klen;
@@ -145,14 +146,14 @@ static void refresh_locks(void)
 			continue;
 		}
 		/* A lock of the same kind and name: one instance, summed. */
-		seen = refs_lookup(&a.locks, a.locks.n, inst);
-		if (seen && seen->ptr >= (const void *)a.merged &&
-		    seen->ptr < (const void *)(a.merged + n_merged)) {
+		seen = refs_lookup(&agent.locks, agent.locks.n, inst);
+		if (seen && seen->ptr >= (const void *)agent.merged &&
+		    seen->ptr < (const void *)(agent.merged + n_merged)) {
 			ltpm_lock_add((struct lt_lock *)seen->ptr, l);
 			continue;
 		}
-		if (seen && n_merged < a.cap_merged) {
-			sum = &a.merged[n_merged++];
+		if (seen && n_merged < agent.cap_merged) {
+			sum = &agent.merged[n_merged++];
 			*sum = *(const struct lt_lock *)seen->ptr;
 			ltpm_lock_add(sum, l);
 			seen->ptr = sum;
@@ -160,20 +161,20 @@ static void refresh_locks(void)
 		}
 		if (seen)
 			continue; /* no room to sum: the first one stands */
-		if (refs_push(&a.locks, inst, l))
+		if (refs_push(&agent.locks, inst, l))
 			break;
 	}
-	refs_sort(&a.locks);
+	refs_sort(&agent.locks);
 }
 
 static void refresh_procs(void)
 {
-	const struct ltpm_model *m = &a.model;
+	const struct ltpm_model *m = &agent.model;
 	char name[LT_COMM_SIZE + 32];
 	size_t i;
 	int inst;
 
-	a.procs.n = 0;
+	agent.procs.n = 0;
 	for (i = 0; i < m->n_procs; i++) {
 		const struct lt_proc *p = m->procs[i];
 		int32_t key = p->pid;
@@ -200,21 +201,21 @@ static void refresh_procs(void)
 			inst = activate(PROC_INDOM, name, &key, sizeof(key),
 					NULL, 0);
 		}
-		if (inst >= 0 && refs_push(&a.procs, inst, p))
+		if (inst >= 0 && refs_push(&agent.procs, inst, p))
 			break;
 	}
-	refs_sort(&a.procs);
+	refs_sort(&agent.procs);
 }
 
 static void refresh_files(void)
 {
-	const struct ltpm_model *m = &a.model;
+	const struct ltpm_model *m = &agent.model;
 	char tag[48];
 	const char *tags[] = { tag };
 	size_t i;
 	int inst;
 
-	a.files.n = 0;
+	agent.files.n = 0;
 	for (i = 0; i < m->n_files; i++) {
 		const struct lt_file *f = m->files[i];
 		uint64_t key[2] = { f->dev, f->ino };
@@ -223,19 +224,19 @@ static void refresh_files(void)
 			 (unsigned long long)f->ino);
 		inst = activate(FILE_INDOM, f->name[0] ? f->name : "?", key,
 				sizeof(key), tags, 1);
-		if (inst >= 0 && refs_push(&a.files, inst, f))
+		if (inst >= 0 && refs_push(&agent.files, inst, f))
 			break;
 	}
-	refs_sort(&a.files);
+	refs_sort(&agent.files);
 }
 
 static void refresh_probes(void)
 {
-	const struct lt_snapshot *s = a.snap;
+	const struct lt_snapshot *s = agent.snap;
 	size_t i;
 	int inst;
 
-	a.probes.n = 0;
+	agent.probes.n = 0;
 	for (i = 0; s && i < s->n_probes; i++) {
 		const struct lt_probe_cost *p = &s->probes[i];
 		char name[sizeof(p->name) + 1];
@@ -244,10 +245,10 @@ static void refresh_probes(void)
 			 p->name);
 		inst = activate(PROBE_INDOM, name[0] ? name : "?", name,
 				(int)strlen(name), NULL, 0);
-		if (inst >= 0 && refs_push(&a.probes, inst, p))
+		if (inst >= 0 && refs_push(&agent.probes, inst, p))
 			break;
 	}
-	refs_sort(&a.probes);
+	refs_sort(&agent.probes);
 }
 
 void refresh_all(void)
@@ -269,9 +270,9 @@ void refresh_all(void)
 
 void purge_old(void)
 {
-	if (ms_until(&a.next_purge) > 0)
+	if (ms_until(&agent.next_purge) > 0)
 		return;
-	after_ms(&a.next_purge, PURGE_S * 1000 / 4);
+	after_ms(&agent.next_purge, PURGE_S * 1000 / 4);
 	pmdaCachePurge(indom_of(LOCK_INDOM), PURGE_S);
 	pmdaCachePurge(indom_of(PROC_INDOM), PURGE_S);
 	pmdaCachePurge(indom_of(FILE_INDOM), PURGE_S);

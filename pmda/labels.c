@@ -36,10 +36,10 @@ static int label_cb(pmInDom indom, unsigned int inst, pmLabelSet **lp)
 
 	if (indom != indomtab[LOCK_INDOM].it_indom)
 		return 0;
-	if ((int)inst == a.other_inst)
+	if ((int)inst == agent.other_inst)
 		return pmdaAddLabels(lp, "{\"lock_name\":\"other\","
 					 "\"lock_kind\":\"other\"}");
-	l = refs_find(&a.locks, inst);
+	l = refs_find(&agent.locks, inst);
 	if (!l)
 		return 0;
 	json_escape(l->name, name, sizeof(name));

@@ -13,16 +13,16 @@ void set_status(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(a.status, sizeof(a.status), fmt, ap);
+	vsnprintf(agent.status, sizeof(agent.status), fmt, ap);
 	va_end(ap);
 }
 
 static void close_collector(void)
 {
-	lt_collector_close(a.collector);
-	a.collector = NULL;
-	a.snap = NULL;
-	ltpm_model_forget(&a.model);
+	lt_collector_close(agent.collector);
+	agent.collector = NULL;
+	agent.snap = NULL;
+	ltpm_model_forget(&agent.model);
 	refresh_all();
 }
 
@@ -31,9 +31,10 @@ static void *load_main(void *arg)
 	uint64_t one = 1;
 
 	(void)arg;
-	a.load_ret = lt_collector_open(&a.load_opts, &a.loaded, a.load_err,
-				       sizeof(a.load_err));
-	if (write(a.loaded_fd, &one, sizeof(one)) != sizeof(one))
+	agent.load_ret = lt_collector_open(&agent.load_opts, &agent.loaded,
+					   agent.load_err,
+					   sizeof(agent.load_err));
+	if (write(agent.loaded_fd, &one, sizeof(one)) != sizeof(one))
 		abort(); /* an eventfd write cannot fail here */
 	return NULL;
 }
@@ -43,26 +44,27 @@ void start_load(void)
 {
 	int err;
 
-	memcpy(a.load_pids, a.pids, a.n_pids * sizeof(a.pids[0]));
-	a.load_opts = (struct lt_options){
-		.pids = a.load_pids,
-		.n_pids = a.n_pids,
-		.interval_ms = a.interval_ms,
-		.stacks = a.stacks,
+	memcpy(agent.load_pids, agent.pids,
+	       agent.n_pids * sizeof(agent.pids[0]));
+	agent.load_opts = (struct lt_options){
+		.pids = agent.load_pids,
+		.n_pids = agent.n_pids,
+		.interval_ms = agent.interval_ms,
+		.stacks = agent.stacks,
 		/* A long-lived agent: the dead's private locks go. */
-		.retire_s = a.retire_s,
+		.retire_s = agent.retire_s,
 	};
-	a.loaded = NULL;
-	a.load_err[0] = '\0';
+	agent.loaded = NULL;
+	agent.load_err[0] = '\0';
 	set_status("loading");
-	err = pthread_create(&a.loader, NULL, load_main, NULL);
+	err = pthread_create(&agent.loader, NULL, load_main, NULL);
 	if (err) {
 		set_status("error: cannot start the loader: %s", strerror(err));
-		pmNotifyErr(LOG_ERR, "%s", a.status);
-		after_ms(&a.next_read, RETRY_MS);
+		pmNotifyErr(LOG_ERR, "%s", agent.status);
+		after_ms(&agent.next_read, RETRY_MS);
 		return;
 	}
-	a.loading = true;
+	agent.loading = true;
 }
 
 /* The loader is done: take its collector, or say why there is none. */
@@ -70,45 +72,48 @@ void finish_load(void)
 {
 	uint64_t n;
 
-	if (read(a.loaded_fd, &n, sizeof(n)) != sizeof(n))
+	if (read(agent.loaded_fd, &n, sizeof(n)) != sizeof(n))
 		return;
-	pthread_join(a.loader, NULL);
-	a.loading = false;
-	if (!a.load_ret) {
-		a.collector = a.loaded;
-		a.opens++;
-		a.reverting = false;
+	pthread_join(agent.loader, NULL);
+	agent.loading = false;
+	if (!agent.load_ret) {
+		agent.collector = agent.loaded;
+		agent.opens++;
+		agent.reverting = false;
 		set_status("ok");
 		pmNotifyErr(LOG_INFO,
 			    "probes loaded (stacks %s, %zu pids, top %zu)",
-			    a.stacks ? "on" : "off", a.n_pids, a.model.top_n);
-		after_ms(&a.next_read, a.interval_ms);
-	} else if (a.reverting) {
+			    agent.stacks ? "on" : "off", agent.n_pids,
+			    agent.model.top_n);
+		after_ms(&agent.next_read, agent.interval_ms);
+	} else if (agent.reverting) {
 		/* A store asked for what cannot be: back to what worked. */
-		snprintf(a.control_error, sizeof(a.control_error), "%s",
-			 a.load_err[0] ? a.load_err : strerror(-a.load_ret));
+		snprintf(agent.control_error, sizeof(agent.control_error), "%s",
+			 agent.load_err[0] ? agent.load_err :
+					     strerror(-agent.load_ret));
 		pmNotifyErr(LOG_ERR,
 			    "cannot load the probes as asked: %s; going back "
 			    "to the previous settings",
-			    a.control_error);
-		a.reverting = false;
-		a.stacks = a.prev_stacks;
-		memcpy(a.pids, a.prev_pids, sizeof(a.pids));
-		a.n_pids = a.prev_n_pids;
+			    agent.control_error);
+		agent.reverting = false;
+		agent.stacks = agent.prev_stacks;
+		memcpy(agent.pids, agent.prev_pids, sizeof(agent.pids));
+		agent.n_pids = agent.prev_n_pids;
 		start_load();
 		return;
 	} else {
-		set_status("error: %s",
-			   a.load_err[0] ? a.load_err : strerror(-a.load_ret));
+		set_status("error: %s", agent.load_err[0] ?
+						agent.load_err :
+						strerror(-agent.load_ret));
 		pmNotifyErr(LOG_ERR,
 			    "cannot load the probes: %s; retrying in %ds",
-			    a.status + 7, RETRY_MS / 1000);
-		after_ms(&a.next_read, RETRY_MS);
+			    agent.status + 7, RETRY_MS / 1000);
+		after_ms(&agent.next_read, RETRY_MS);
 	}
 	refresh_all();
-	if (a.notready_said) {
-		pmdaSendError(&a.dispatch, PM_ERR_PMDAREADY);
-		a.notready_said = false;
+	if (agent.notready_said) {
+		pmdaSendError(&agent.dispatch, PM_ERR_PMDAREADY);
+		agent.notready_said = false;
 	}
 }
 
@@ -117,22 +122,22 @@ void read_collector(void)
 	const struct lt_snapshot *s;
 	int ret;
 
-	if (!a.collector) {
+	if (!agent.collector) {
 		start_load();
 		return;
 	}
-	after_ms(&a.next_read, a.interval_ms);
-	ret = lt_collector_read(a.collector, &s);
+	after_ms(&agent.next_read, agent.interval_ms);
+	ret = lt_collector_read(agent.collector, &s);
 	if (ret) {
 		set_status("error: reading the probes: %s", strerror(-ret));
-		pmNotifyErr(LOG_ERR, "%s", a.status);
+		pmNotifyErr(LOG_ERR, "%s", agent.status);
 		return;
 	}
-	a.reads++;
-	a.snap = s;
-	if (strcmp(a.status, "ok"))
+	agent.reads++;
+	agent.snap = s;
+	if (strcmp(agent.status, "ok"))
 		set_status("ok");
-	ret = ltpm_model_update(&a.model, s);
+	ret = ltpm_model_update(&agent.model, s);
 	if (ret)
 		pmNotifyErr(LOG_ERR, "cannot rank locks: %s", strerror(-ret));
 	refresh_all();
@@ -141,9 +146,9 @@ void read_collector(void)
 /* Reloads with the settings a store has set, after its reply went out. */
 void reopen_collector(void)
 {
-	a.reopen = false;
-	a.reverting = true;
-	a.control_error[0] = '\0';
+	agent.reopen = false;
+	agent.reverting = true;
+	agent.control_error[0] = '\0';
 	close_collector();
 	start_load();
 }
@@ -155,8 +160,8 @@ void reopen_collector(void)
  */
 int not_ready(void)
 {
-	if (a.notready_said)
+	if (agent.notready_said)
 		return PM_ERR_AGAIN;
-	a.notready_said = true;
+	agent.notready_said = true;
 	return PM_ERR_PMDANOTREADY;
 }

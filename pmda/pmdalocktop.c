@@ -28,7 +28,7 @@
 #include "agent.h"
 #include "domain.h"
 
-struct agent a = {
+struct agent agent = {
 	.other_inst = -1,
 	.interval_ms = 1000,
 	.retire_s = LT_RETIRE_S,
@@ -121,12 +121,13 @@ static void parse_options(int argc, char **argv, long *top)
 {
 	int c;
 
-	while ((c = pmdaGetOptions(argc, argv, &opts, &a.dispatch)) != EOF) {
+	while ((c = pmdaGetOptions(argc, argv, &opts, &agent.dispatch)) !=
+	       EOF) {
 		switch (c) {
 		case 't':
-			a.interval_ms = (unsigned int)atoi(opts.optarg);
-			if (a.interval_ms < INTERVAL_MIN_MS ||
-			    a.interval_ms > INTERVAL_MAX_MS)
+			agent.interval_ms = (unsigned int)atoi(opts.optarg);
+			if (agent.interval_ms < INTERVAL_MIN_MS ||
+			    agent.interval_ms > INTERVAL_MAX_MS)
 				opts.errors++;
 			break;
 		case 'N':
@@ -135,7 +136,7 @@ static void parse_options(int argc, char **argv, long *top)
 				opts.errors++;
 			break;
 		case 's':
-			a.stacks = true;
+			agent.stacks = true;
 			break;
 		}
 	}
@@ -164,22 +165,23 @@ static int signal_fd(void)
 /* The agent's tables and callbacks to pmda, and the pipe to pmcd. */
 static void connect_pmcd(void)
 {
-	pmdaOpenLog(&a.dispatch);
-	pmdaSetCommFlags(&a.dispatch, PMDA_FLAG_AUTHORIZE);
-	store_callbacks(&a.dispatch);
-	fetch_callbacks(&a.dispatch);
-	label_callbacks(&a.dispatch);
+	pmdaOpenLog(&agent.dispatch);
+	pmdaSetCommFlags(&agent.dispatch, PMDA_FLAG_AUTHORIZE);
+	store_callbacks(&agent.dispatch);
+	fetch_callbacks(&agent.dispatch);
+	label_callbacks(&agent.dispatch);
 	init_metrictab();
-	pmdaInit(&a.dispatch, indomtab, N_INDOMS, metrictab, LTPM_N_METRICS);
-	if (a.dispatch.status) {
+	pmdaInit(&agent.dispatch, indomtab, N_INDOMS, metrictab,
+		 LTPM_N_METRICS);
+	if (agent.dispatch.status) {
 		pmNotifyErr(LOG_ERR, "pmdaInit: %s",
-			    pmErrStr(a.dispatch.status));
+			    pmErrStr(agent.dispatch.status));
 		exit(1);
 	}
-	pmdaConnect(&a.dispatch);
-	if (a.dispatch.status) {
+	pmdaConnect(&agent.dispatch);
+	if (agent.dispatch.status) {
 		pmNotifyErr(LOG_ERR, "pmdaConnect: %s",
-			    pmErrStr(a.dispatch.status));
+			    pmErrStr(agent.dispatch.status));
 		exit(1);
 	}
 }
@@ -190,22 +192,22 @@ static int serve(int sig_fd)
 	struct pollfd pfd[3];
 	int sts = 0;
 
-	pfd[0].fd = a.dispatch.version.any.ext->e_infd; /* pmcd's pipe */
+	pfd[0].fd = agent.dispatch.version.any.ext->e_infd; /* pmcd's pipe */
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sig_fd;
 	pfd[1].events = POLLIN;
-	pfd[2].fd = a.loaded_fd;
+	pfd[2].fd = agent.loaded_fd;
 	pfd[2].events = POLLIN;
 	for (;;) {
-		int timeout = a.loading ? -1 : ms_until(&a.next_read);
+		int timeout = agent.loading ? -1 : ms_until(&agent.next_read);
 		int ret;
 
-		if (a.collector && !a.loading &&
-		    (timeout < 0 || timeout > LT_TEND_MS))
-			timeout = LT_TEND_MS;
+		if (agent.collector && !agent.loading &&
+		    (timeout < 0 || timeout > LT_HOUSEKEEP_MS))
+			timeout = LT_HOUSEKEEP_MS;
 		ret = poll(pfd, 3, timeout);
-		if (a.collector && !a.loading)
-			lt_collector_tend(a.collector);
+		if (agent.collector && !agent.loading)
+			lt_collector_housekeep(agent.collector);
 
 		if (ret < 0 && errno != EINTR) {
 			pmNotifyErr(LOG_ERR, "poll: %s", strerror(errno));
@@ -225,12 +227,12 @@ static int serve(int sig_fd)
 		if (ret > 0 && pfd[0].revents) {
 			/* Internal, as PCP has no public call for one PDU. */
 			/* An error is EOF: pmcd is gone or has let us go. */
-			if (__pmdaMainPDU(&a.dispatch) < 0)
+			if (__pmdaMainPDU(&agent.dispatch) < 0)
 				break;
-			if (a.reopen && !a.loading)
+			if (agent.reopen && !agent.loading)
 				reopen_collector();
 		}
-		if (!a.loading && ms_until(&a.next_read) == 0) {
+		if (!agent.loading && ms_until(&agent.next_read) == 0) {
 			read_collector();
 			purge_old();
 		}
@@ -241,19 +243,19 @@ static int serve(int sig_fd)
 /* Detaches the probes, a load still running too, and frees the rest. */
 static void shut_down(void)
 {
-	if (a.loading) {
-		pthread_join(a.loader, NULL);
-		lt_collector_close(a.loaded);
+	if (agent.loading) {
+		pthread_join(agent.loader, NULL);
+		lt_collector_close(agent.loaded);
 	}
-	lt_collector_close(a.collector);
+	lt_collector_close(agent.collector);
 	pmNotifyErr(LOG_INFO, "probes detached");
-	ltpm_model_free(&a.model);
-	free(a.locks.v);
-	free(a.merged);
-	free(a.procs.v);
-	free(a.files.v);
-	free(a.probes.v);
-	free(a.ctx_uid);
+	ltpm_model_free(&agent.model);
+	free(agent.locks.v);
+	free(agent.merged);
+	free(agent.procs.v);
+	free(agent.files.v);
+	free(agent.probes.v);
+	free(agent.ctx_uid);
 }
 
 int main(int argc, char **argv)
@@ -264,24 +266,24 @@ int main(int argc, char **argv)
 
 	pmSetProgname(argv[0]);
 	help_path(helppath, sizeof(helppath));
-	pmdaDaemon(&a.dispatch, PMDA_INTERFACE_7, pmGetProgname(), LOCKTOP,
+	pmdaDaemon(&agent.dispatch, PMDA_INTERFACE_7, pmGetProgname(), LOCKTOP,
 		   "locktop.log", helppath);
 	parse_options(argc, argv, &top);
 
-	ltpm_model_init(&a.model, (size_t)top);
+	ltpm_model_init(&agent.model, (size_t)top);
 	init_indoms();
 	set_status("loading");
 	sig_fd = signal_fd();
 	connect_pmcd();
 
-	a.loaded_fd = eventfd(0, EFD_CLOEXEC);
-	if (a.loaded_fd < 0) {
+	agent.loaded_fd = eventfd(0, EFD_CLOEXEC);
+	if (agent.loaded_fd < 0) {
 		pmNotifyErr(LOG_ERR, "eventfd: %s", strerror(errno));
 		exit(1);
 	}
 	refresh_all();
 	start_load();
-	after_ms(&a.next_purge, PURGE_S * 1000 / 4);
+	after_ms(&agent.next_purge, PURGE_S * 1000 / 4);
 
 	sts = serve(sig_fd);
 	shut_down();

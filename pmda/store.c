@@ -7,31 +7,31 @@
 
 static int ctx_uid(int ctx)
 {
-	return ctx >= 0 && (size_t)ctx < a.n_ctx ? a.ctx_uid[ctx] : -1;
+	return ctx >= 0 && (size_t)ctx < agent.n_ctx ? agent.ctx_uid[ctx] : -1;
 }
 
 static int attribute(int ctx, int attr, const char *value, int length,
 		     pmdaExt *pmda)
 {
 	if (attr == PMDA_ATTR_USERID && ctx >= 0 && value) {
-		if ((size_t)ctx >= a.n_ctx) {
-			size_t i = a.n_ctx;
+		if ((size_t)ctx >= agent.n_ctx) {
+			size_t i = agent.n_ctx;
 
-			if (lt_grow((void **)&a.ctx_uid, &a.n_ctx,
-				    (size_t)ctx + 1, sizeof(*a.ctx_uid)))
+			if (lt_grow((void **)&agent.ctx_uid, &agent.n_ctx,
+				    (size_t)ctx + 1, sizeof(*agent.ctx_uid)))
 				return -ENOMEM;
-			for (; i < a.n_ctx; i++)
-				a.ctx_uid[i] = -1;
+			for (; i < agent.n_ctx; i++)
+				agent.ctx_uid[i] = -1;
 		}
-		a.ctx_uid[ctx] = atoi(value);
+		agent.ctx_uid[ctx] = atoi(value);
 	}
 	return pmdaAttribute(ctx, attr, value, length, pmda);
 }
 
 static void end_context(int ctx)
 {
-	if (ctx >= 0 && (size_t)ctx < a.n_ctx)
-		a.ctx_uid[ctx] = -1;
+	if (ctx >= 0 && (size_t)ctx < agent.n_ctx)
+		agent.ctx_uid[ctx] = -1;
 }
 
 static int store_one(pmValueSet *vs)
@@ -57,29 +57,29 @@ static int store_one(pmValueSet *vs)
 		if (item == C_STACKS) {
 			if (av.ul > 1)
 				return PM_ERR_BADSTORE;
-			if ((bool)av.ul != a.stacks) {
-				a.stacks = av.ul;
-				a.reopen = true;
+			if ((bool)av.ul != agent.stacks) {
+				agent.stacks = av.ul;
+				agent.reopen = true;
 			}
 		} else if (item == C_TOP) {
 			if (av.ul < 1 || av.ul > LTPM_TOP_MAX)
 				return PM_ERR_BADSTORE;
-			ltpm_model_set_top(&a.model, av.ul);
+			ltpm_model_set_top(&agent.model, av.ul);
 		} else if (item == C_RETIRE) {
 			if (av.ul > RETIRE_MAX_S)
 				return PM_ERR_BADSTORE;
-			a.retire_s = av.ul;
-			if (a.collector)
-				lt_collector_set_retire(a.collector,
-							a.retire_s);
+			agent.retire_s = av.ul;
+			if (agent.collector)
+				lt_collector_set_retire(agent.collector,
+							agent.retire_s);
 		} else {
 			if (av.ul < INTERVAL_MIN_MS || av.ul > INTERVAL_MAX_MS)
 				return PM_ERR_BADSTORE;
-			a.interval_ms = av.ul;
-			if (a.collector)
-				lt_collector_set_interval(a.collector,
-							  a.interval_ms);
-			after_ms(&a.next_read, a.interval_ms);
+			agent.interval_ms = av.ul;
+			if (agent.collector)
+				lt_collector_set_interval(agent.collector,
+							  agent.interval_ms);
+			after_ms(&agent.next_read, agent.interval_ms);
 		}
 		break;
 	case C_PIDS:
@@ -91,9 +91,9 @@ static int store_one(pmValueSet *vs)
 		free(av.cp);
 		if (n < 0)
 			return PM_ERR_BADSTORE;
-		memcpy(a.pids, pids, n * sizeof(pids[0]));
-		a.n_pids = n;
-		a.reopen = true;
+		memcpy(agent.pids, pids, n * sizeof(pids[0]));
+		agent.n_pids = n;
+		agent.reopen = true;
 		break;
 	default:
 		return PM_ERR_PERMISSION;
@@ -107,7 +107,7 @@ static int store(pmResult *result, pmdaExt *pmda)
 	int i, sts;
 
 	(void)pmda;
-	if (a.loading)
+	if (agent.loading)
 		return not_ready();
 	/*
 	 * Only root may change what the probes trace: pmcd passes the
@@ -120,10 +120,10 @@ static int store(pmResult *result, pmdaExt *pmda)
 			ctx, ctx_uid(ctx));
 		return PM_ERR_PERMISSION;
 	}
-	if (!a.reopen) {
-		a.prev_stacks = a.stacks;
-		memcpy(a.prev_pids, a.pids, sizeof(a.pids));
-		a.prev_n_pids = a.n_pids;
+	if (!agent.reopen) {
+		agent.prev_stacks = agent.stacks;
+		memcpy(agent.prev_pids, agent.pids, sizeof(agent.pids));
+		agent.prev_n_pids = agent.n_pids;
 	}
 	for (i = 0; i < result->numpmid; i++) {
 		sts = store_one(result->vset[i]);
@@ -133,8 +133,9 @@ static int store(pmResult *result, pmdaExt *pmda)
 	pmNotifyErr(LOG_INFO,
 		    "control changed: stacks %d, %zu pids, top %zu, "
 		    "interval %ums%s",
-		    a.stacks, a.n_pids, a.model.top_n, a.interval_ms,
-		    a.reopen ? ", reopening the probes" : "");
+		    agent.stacks, agent.n_pids, agent.model.top_n,
+		    agent.interval_ms,
+		    agent.reopen ? ", reopening the probes" : "");
 	return 0;
 }
 

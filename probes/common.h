@@ -169,7 +169,23 @@ struct lt_lock_stat {
 	__u64 max_ns;
 	__u64 max_epoch;
 	__u64 max_total_ns;
-	__u64 last_holder; /* TID (or pid) of the latest known holder */
+	/*
+	 * The latest holder a wait or wake named, 0 before one. What the
+	 * number is depends on the lock's kind:
+	 *   futex, futex-pi  a thread ID: the owner's TID from the lock
+	 *                    word (PI and robust mutexes) or, on a lock
+	 *                    whose word never named one, the thread that
+	 *                    woke a waiter (futex.bpf.c);
+	 *   fcntl, ofd,      a process ID: the blocking lock's flc_pid
+	 *   flock            (filelock.bpf.c);
+	 *   kernel           a thread ID: a mutex's owner, an rwsem's
+	 *                    writer (klock.bpf.c);
+	 *   spin, futex-cond and the servers' own kinds: always 0.
+	 * Only the low 32 bits are used. The reader takes any CPU's nonzero
+	 * one; the collector keeps the last nonzero one it read and finds
+	 * the process from it (parties_tgid_of(): a process ID is its own).
+	 */
+	__u64 last_holder;
 	__u64 owner_named; /* futex waits whose word named the holder */
 	/* Wrapping counters: the collector diffs them modulo 2^32. */
 	__u32 hist[LT_HIST_SLOTS];

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <cmocka.h>
-#include "room.h"
+#include "state.h"
 
 struct fixture {
 	struct lt_collector *c;

@@ -202,12 +202,13 @@ static int loop(struct run *r)
 		timeout = !paced || left <= 0 ? 0 : (int)(left * 1000) + 1;
 		if (r->ended)
 			timeout = -1; /* nothing more will come */
-		if (r->ops->tend && (timeout < 0 || timeout > LT_TEND_MS))
-			timeout = LT_TEND_MS;
+		if (r->ops->housekeep &&
+		    (timeout < 0 || timeout > LT_HOUSEKEEP_MS))
+			timeout = LT_HOUSEKEEP_MS;
 		if (poll(pfd, r->screen ? 2 : 1, timeout) < 0 && errno != EINTR)
 			return -1;
-		if (r->ops->tend)
-			r->ops->tend(r->src);
+		if (r->ops->housekeep)
+			r->ops->housekeep(r->src);
 		if (pfd[0].revents & POLLIN && on_signal(r)) {
 			r->stop = true;
 			/* A last, partial interval follows. */

@@ -246,10 +246,10 @@ static void build_kinds(struct pcp_snap *ps, struct table *t, unsigned int gen)
 		k = lt_kind_parse(e->name);
 		if (e->seen != gen || k < 0)
 			continue;
-		ps->snap.kind_delta[k].waits = delta_of(e, S_WAITS);
-		ps->snap.kind_delta[k].wait_ns = delta_of(e, S_WAIT_NS);
-		ps->snap.kind_total[k].waits = total_of(e, S_WAITS);
-		ps->snap.kind_total[k].wait_ns = total_of(e, S_WAIT_NS);
+		ps->snap.kind_delta[k].waits = delta_of(e, S_FIG_waits);
+		ps->snap.kind_delta[k].wait_ns = delta_of(e, S_FIG_wait_ns);
+		ps->snap.kind_total[k].waits = total_of(e, S_FIG_waits);
+		ps->snap.kind_total[k].wait_ns = total_of(e, S_FIG_wait_ns);
 	}
 }
 
@@ -274,12 +274,12 @@ static int build_procs(struct pcp_snap *ps, struct table *t, unsigned int gen)
 			sp++;
 		snprintf(p->comm, sizeof(p->comm), "%s", sp);
 		p->top_lock = e->cur[S_TOP_LOCK];
-		p->delta.waits = delta_of(e, S_WAITS);
-		p->delta.wait_ns = delta_of(e, S_WAIT_NS);
+		p->delta.waits = delta_of(e, S_FIG_waits);
+		p->delta.wait_ns = delta_of(e, S_FIG_wait_ns);
 		p->delta.io_count = delta_of(e, S_IO_COUNT);
 		p->delta.io_ns = delta_of(e, S_IO_NS);
-		p->total.waits = total_of(e, S_WAITS);
-		p->total.wait_ns = total_of(e, S_WAIT_NS);
+		p->total.waits = total_of(e, S_FIG_waits);
+		p->total.wait_ns = total_of(e, S_FIG_wait_ns);
 		p->total.io_count = total_of(e, S_IO_COUNT);
 		p->total.io_ns = total_of(e, S_IO_NS);
 		n++;
@@ -308,7 +308,7 @@ static void file_figures(struct lt_file *fl, const struct ent *e)
 		if (!f[w]->read_bytes && !f[w]->write_bytes)
 			f[w]->read_bytes = get(e, S_IO_BYTES);
 		f[w]->io_ns = get(e, S_IO_NS);
-		f[w]->io_under_lock_ns = get(e, S_IO_UNDER);
+		f[w]->io_under_lock_ns = get(e, S_FIG_io_under_lock_ns);
 	}
 }
 
@@ -456,7 +456,7 @@ int pcp_snap_build(struct pcp_snap *ps, struct table tables[G_NR],
 	    build_probes(ps, &tables[G_PROG], gen))
 		return -ENOMEM;
 	build_hist(ps, &tables[G_HIST], gen);
-	return build_agent(ps, &tables[G_ONE], gen);
+	return build_agent(ps, &tables[G_AGENT], gen);
 }
 
 void pcp_snap_free(struct pcp_snap *ps)

@@ -12,8 +12,9 @@
 #include <stdint.h>
 #include "collector.h"
 
-/* Which table a metric's instances belong to. */
-enum group { G_LOCK, G_KIND, G_PROC, G_FILE, G_PROG, G_HIST, G_ONE, G_NR };
+/* Which table a metric's instances belong to; G_AGENT: the metrics of the
+ * whole agent and its probes, one instance. */
+enum group { G_LOCK, G_KIND, G_PROC, G_FILE, G_PROG, G_HIST, G_AGENT, G_NR };
 
 /* Number slots of an instance; strings have their own. */
 enum slot {
@@ -39,10 +40,9 @@ enum slot {
 	S_SITE_PROCS, /* a lock site's processes */
 	S_PARTY, /* the top holders' and waiters' numbers: PARTY_SLOT() */
 	S_NSLOTS = S_PARTY + 2 * LT_TOP_PARTIES * 3,
-	/* the same slots, other meanings in other groups */
-	S_WAITS = S_FIG_waits,
-	S_WAIT_NS = S_FIG_wait_ns,
-	S_IO_UNDER = S_FIG_io_under_lock_ns,
+	/* The same slots, under what they hold in the other groups. A
+	 * kind's and a process's waits and wait time, and a file's I/O
+	 * under a lock, are the lock figures' own: S_FIG_waits... */
 	S_IO_COUNT = S_FIG_hold_ns,
 	S_IO_NS = S_HOLD_MAX,
 	S_TOP_LOCK = S_FIG_acquires,
@@ -51,8 +51,8 @@ enum slot {
 	S_WRITES = S_FIG_trylock_failures,
 	S_READ_BYTES = S_FIG_wakes,
 	S_WRITE_BYTES = S_FIG_timeouts,
-	S_EVENTS = S_WAITS,
-	S_DROPS = S_WAIT_NS,
+	S_EVENTS = S_FIG_waits,
+	S_DROPS = S_FIG_wait_ns,
 	S_NS_PER_EVENT = S_WAIT_MAX, /* a double, stored as its bits */
 	S_CPU = S_FIG_hold_ns,
 	S_DEADLOCKS = S_FIG_acquires,
@@ -63,9 +63,9 @@ enum slot {
 	S_PARTY_ENTRIES = S_FIG_timeouts,
 	S_PARTY_CAPACITY = S_FIG_interrupted,
 	S_FOLDING = S_FIG_value_changed,
-	S_RUNS = S_WAITS,
-	S_RUN_NS = S_WAIT_NS,
-	S_COUNT = S_WAITS,
+	S_RUNS = S_FIG_waits,
+	S_RUN_NS = S_FIG_wait_ns,
+	S_COUNT = S_FIG_waits,
 };
 
 enum str_slot {

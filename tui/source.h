@@ -43,8 +43,8 @@ struct source_ops {
 	 * away); may be NULL. Returns 0 or a negative errno and a message.
 	 */
 	int (*reconnect)(struct source *s, char *err, size_t err_len);
-	/* Housekeeping between reads, every LT_TEND_MS; may be NULL. */
-	void (*tend)(struct source *s);
+	/* Housekeeping between reads, every LT_HOUSEKEEP_MS; may be NULL. */
+	void (*housekeep)(struct source *s);
 	void (*close)(struct source *s);
 	/* Processes traced at the start, 0: every one; may be NULL. */
 	size_t (*traced)(struct source *s);

@@ -59,9 +59,9 @@ static void live_close(struct source *s)
 	free(s);
 }
 
-static void live_tend(struct source *s)
+static void live_housekeep(struct source *s)
 {
-	lt_collector_tend(s->col);
+	lt_collector_housekeep(s->col);
 }
 
 static size_t live_traced(struct source *s)
@@ -74,7 +74,7 @@ const struct source_ops source_live = {
 	.open = live_open,
 	.read = live_read,
 	.set_interval = live_set_interval,
-	.tend = live_tend,
+	.housekeep = live_housekeep,
 	.close = live_close,
 	.traced = live_traced,
 	.recorded = false,

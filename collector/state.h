@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The collector's own state and what its files share; not installed. */
-#ifndef LOCKTOP_COLLECTOR_ROOM_H
-#define LOCKTOP_COLLECTOR_ROOM_H
+#ifndef LOCKTOP_COLLECTOR_STATE_H
+#define LOCKTOP_COLLECTOR_STATE_H
 
 /*
  * The collector loads the probes, reads their per-CPU maps once per
@@ -259,8 +259,9 @@ struct lt_collector {
 	__u64 *gone_tids, *stale_tids;
 	size_t n_gone_tids, cap_gone_tids;
 	size_t n_stale_tids, cap_stale_tids;
-	struct lt_stack_key *doomed; /* (lock, stack) entries of the dead */
-	size_t n_doomed, cap_doomed;
+	/* (lock, stack) keys of the dead's locks, for exits_forget() */
+	struct lt_stack_key *gone_stacks;
+	size_t n_gone_stacks, cap_gone_stacks;
 
 	struct tid_entry *tids; /* TID -> process, for holders */
 	size_t n_tids, cap_tids;
@@ -431,14 +432,16 @@ void kspin_read(struct lt_collector *c);
 void klocks_name(struct lt_collector *c, size_t i);
 
 /* files.c: files. */
-uint64_t files_mass(const struct lt_file_stat *v);
+uint64_t files_counter_sum(const struct lt_file_stat *v);
 int files_read(struct lt_collector *c);
 
-/* usdt.c: servers' own lock probes (providers.c). */
+/* attach.c: the probes loaded and attached. */
 /* Makes obj count into the futex object's shared maps; a map missing on
  * either side fails, naming it in err. */
-int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
-		    const char *what, char *err, size_t err_len);
+int attach_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		      const char *what, char *err, size_t err_len);
+
+/* usdt.c: servers' own lock probes (providers.c). */
 void usdt_scan(struct lt_collector *c);
 void usdt_follow(struct lt_collector *c);
 void usdt_close(struct lt_collector *c);
@@ -457,4 +460,4 @@ void cost_window_retry(struct lt_collector *c);
 void cost_read(struct lt_collector *c);
 void cost_calibrate(struct lt_collector *c);
 
-#endif /* LOCKTOP_COLLECTOR_ROOM_H */
+#endif /* LOCKTOP_COLLECTOR_STATE_H */

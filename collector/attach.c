@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Loading and attaching the probes, and closing them: the collector's life. */
+/* Loading and attaching the probes, and closing them. */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "room.h"
+#include "state.h"
 #include "futex.skel.h"
 #include "filelock.skel.h"
 #include "fileio.skel.h"
@@ -94,8 +94,8 @@ size_t lt_collector_traced(const struct lt_collector *c)
  * missing is a build that went wrong, and loading on would give the
  * probe maps of its own that no one reads.
  */
-int life_share_maps(struct lt_collector *c, struct bpf_object *obj,
-		    const char *what, char *err, size_t err_len)
+int attach_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		      const char *what, char *err, size_t err_len)
 {
 	static const char *const shared[] = {
 #define LT_SHARED_MAP(name) #name,
@@ -305,8 +305,8 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
  * names of file lock contexts. */
 static int load_klock(struct lt_collector *c, char *err, size_t err_len)
 {
-	int ret =
-		life_share_maps(c, c->klock->obj, "kernel lock", err, err_len);
+	int ret = attach_share_maps(c, c->klock->obj, "kernel lock", err,
+				    err_len);
 
 	if (ret)
 		return ret;
@@ -333,13 +333,13 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = futex_bpf__load(c->futex);
 	if (ret)
 		return load_error(err, err_len, "futex", ret);
-	ret = life_share_maps(c, c->filelock->obj, "file lock", err, err_len);
+	ret = attach_share_maps(c, c->filelock->obj, "file lock", err, err_len);
 	if (ret)
 		return ret;
 	ret = filelock_bpf__load(c->filelock);
 	if (ret)
 		return load_error(err, err_len, "file lock", ret);
-	ret = life_share_maps(c, c->fileio->obj, "pread", err, err_len);
+	ret = attach_share_maps(c, c->fileio->obj, "pread", err, err_len);
 	if (ret)
 		return ret;
 	ret = fileio_bpf__load(c->fileio);
@@ -355,13 +355,13 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 		c->ksyms = lt_ksyms_load_running();
 	}
 	spin_prepare(c);
-	ret = life_share_maps(c, c->spin->obj, "spin", err, err_len);
+	ret = attach_share_maps(c, c->spin->obj, "spin", err, err_len);
 	if (ret)
 		return ret;
 	ret = spin_bpf__load(c->spin);
 	if (ret)
 		return load_error(err, err_len, "spin", ret);
-	ret = life_share_maps(c, c->reader->obj, "map reader", err, err_len);
+	ret = attach_share_maps(c, c->reader->obj, "map reader", err, err_len);
 	if (ret)
 		return ret;
 	ret = reader_bpf__load(c->reader);
@@ -512,7 +512,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->gone);
 	free(c->gone_tids);
 	free(c->stale_tids);
-	free(c->doomed);
+	free(c->gone_stacks);
 	free(c->site_keys);
 	free(c->spin_keys);
 	free(c->snap_buf);
