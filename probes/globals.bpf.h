@@ -3,7 +3,7 @@
  * The globals of every probe object, which the collector writes into
  * each object's own copy (the maps, by contrast, are one set for all;
  * see maps.bpf.h): the settings fixed before the probes load
- * (SET_TARGETS in collector/life.c), and the epoch and slot generation
+ * (SET_TARGETS in collector/attach.c), and the epoch and slot generation
  * it advances as it runs.
  */
 #ifndef LOCKTOP_PROBES_GLOBALS_BPF_H
