@@ -10,7 +10,9 @@
  * names the site.
  *
  * The first holder keeps the lock HOLD_FIRST_MS, so that the first waits
- * last past the judging of their site; then the threads take turns.
+ * last past the judging of their site; then the threads take turns,
+ * each holding the lock asleep for 40 us, so that the others wait on it
+ * whether or not a CPU is free to run them.
  * Prints {"pid": N, "word": "0x...", "waits": N} where waits counts the
  * futex waits the threads made on the word.
  *
@@ -84,7 +86,9 @@ static void *worker(void *arg)
 	atomic_fetch_add(&started, 1);
 	for (i = 0; i < rounds; i++) {
 		flag_lock();
-		busy_us(40);
+		/* Held asleep: the others find it held however many CPUs
+		 * run them. */
+		usleep(40);
 		flag_unlock();
 		busy_us(10);
 	}
