@@ -493,7 +493,7 @@ void lt_collector_close(struct lt_collector *c)
 	futex_bpf__destroy(c->futex);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
-	locks_forget_vmas(c);
+	lt_vma_cache_forget(&c->vmas);
 	for (i = 0; i < c->n_locks; i++) {
 		free(c->lstate[i].pids);
 		free(c->lstate[i].stack);

@@ -67,8 +67,8 @@ static ssize_t file_row_of(struct lt_collector *c, __u32 slot)
 	    !w.tgid) {
 		snprintf(f->name, sizeof(f->name), "inode %llu",
 			 (unsigned long long)f->ino);
-	} else if (!locks_fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
-				  sizeof(f->name))) {
+	} else if (!lt_proc_fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
+				    sizeof(f->name))) {
 		w.name[sizeof(w.name) - 1] = '\0';
 		if (w.name[0])
 			snprintf(f->name, sizeof(f->name), "%s", w.name);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "state.h"
+#include "futex.skel.h"
 #include "reader.skel.h"
 
 #define CYCLE_MIN_AGE_NS 200000000ULL /* a wait this old may be a deadlock */
@@ -144,8 +145,9 @@ static void find_deadlocks(struct lt_collector *c)
 	c->n_deadlocks = n > c->cap_deadlocks ? c->cap_deadlocks : n;
 	for (i = 0; i < c->n_deadlocks; i++)
 		for (k = 0; k < c->deadlocks[i].n; k++)
-			locks_read_comm(c, c->deadlocks[i].pids[k],
-					c->deadlocks[i].comms[k]);
+			lt_proc_comm(bpf_map__fd(c->futex->maps.comms),
+				     c->deadlocks[i].pids[k],
+				     c->deadlocks[i].comms[k]);
 }
 
 int inflight_read(struct lt_collector *c)

@@ -16,82 +16,6 @@
 
 /* ---- naming ---- */
 
-const struct lt_vmas *locks_vmas(struct lt_collector *c, pid_t pid)
-{
-	struct lt_vmas *v;
-	size_t i;
-
-	for (i = 0; i < c->n_vma_cache; i++)
-		if (c->vma_cache[i].pid == pid)
-			return &c->vma_cache[i];
-	if (c->n_vma_cache == MAX_VMA_CACHE) {
-		lt_vmas_free(&c->vma_cache[0]);
-		memmove(&c->vma_cache[0], &c->vma_cache[1],
-			(MAX_VMA_CACHE - 1) * sizeof(c->vma_cache[0]));
-		c->n_vma_cache--;
-	}
-	v = &c->vma_cache[c->n_vma_cache++];
-	lt_vmas_load(pid, v); /* gone: none, and the probe's facts name it */
-	return v;
-}
-
-const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
-				    uint64_t addr)
-{
-	return lt_vmas_find(locks_vmas(c, pid), addr);
-}
-
-void locks_forget_vmas(struct lt_collector *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->n_vma_cache; i++)
-		lt_vmas_free(&c->vma_cache[i]);
-	c->n_vma_cache = 0;
-}
-
-void locks_read_comm(struct lt_collector *c, pid_t pid, char *comm)
-{
-	__u32 key = pid;
-	char path[64];
-	FILE *f;
-
-	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.comms), &key,
-				 comm)) {
-		comm[LT_COMM_SIZE - 1] = '\0';
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f && fgets(comm, LT_COMM_SIZE, f))
-		comm[strcspn(comm, "\n")] = '\0';
-	else
-		snprintf(comm, LT_COMM_SIZE, "?");
-	if (f)
-		fclose(f);
-}
-
-/* The path of descriptor fd in pid, if it still is the file (dev, ino). */
-bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
-		   size_t len)
-{
-	char link[64];
-	struct stat st;
-	ssize_t n;
-
-	if (pid <= 0 || fd < 0)
-		return false;
-	snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
-	if (stat(link, &st) || st.st_ino != ino ||
-	    (dev && st.st_dev != makedev(dev >> 20, dev & 0xfffff)))
-		return false;
-	n = readlink(link, buf, len - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
-
 /*
  * A lock its store's layout names (layouts.c): "PATH chain 2558", and a
  * key by the store's name for it, the same whatever the lock's kind (a
@@ -123,8 +47,8 @@ static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
 				     .start = s->key.start,
 				     .end = s->key.end };
 	size_t i;
-	bool found = w && locks_fd_path(w->tgid, w->fd, s->key.dev_or_tgid,
-					s->key.ino, path, sizeof(path));
+	bool found = w && lt_proc_fd_path(w->tgid, w->fd, s->key.dev_or_tgid,
+					  s->key.ino, path, sizeof(path));
 
 	if (found)
 		snprintf(fd_link, sizeof(fd_link), "/proc/%u/fd/%d", w->tgid,
@@ -132,8 +56,8 @@ static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
 	for (i = 0; !found && i < s->n_pids; i++) {
 		/* Any waiter that still has it open under the same fd. */
 		found = w &&
-			locks_fd_path(s->pids[i], w->fd, s->key.dev_or_tgid,
-				      s->key.ino, path, sizeof(path));
+			lt_proc_fd_path(s->pids[i], w->fd, s->key.dev_or_tgid,
+					s->key.ino, path, sizeof(path));
 		if (found)
 			snprintf(fd_link, sizeof(fd_link), "/proc/%d/fd/%d",
 				 s->pids[i], w->fd);
@@ -241,7 +165,7 @@ static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
 static uint64_t object_address(struct lt_collector *c, pid_t pid,
 			       const struct lock_state *s)
 {
-	const struct lt_vmas *v = locks_vmas(c, pid);
+	const struct lt_vmas *v = lt_vma_cache_get(&c->vmas, pid);
 	struct stat st;
 	size_t i;
 
@@ -275,7 +199,7 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 	else if (s->key.shared && pid > 0 && object_address(c, pid, s))
 		addr = l->address = object_address(c, pid, s);
 	if (pid > 0) {
-		vmas = locks_vmas(c, pid);
+		vmas = lt_vma_cache_get(&c->vmas, pid);
 		vma = lt_vmas_find(vmas, addr);
 		image = vma ? lt_vmas_image(vmas, vma) : NULL;
 	}
@@ -326,9 +250,11 @@ void locks_name(struct lt_collector *c, size_t i)
 	else
 		name_futex(c, l, s, wp);
 	if (wp && !l->comm[0])
-		locks_read_comm(c, wp->tgid, l->comm);
+		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), wp->tgid,
+			     l->comm);
 	if (!l->comm[0] && s->n_pids)
-		locks_read_comm(c, s->pids[0], l->comm);
+		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), s->pids[0],
+			     l->comm);
 	/* Identity across runs: what the lock is, not where it was. In
 	 * anonymous memory that is its address: the mapping it is named
 	 * by may start elsewhere in another process of the program (one

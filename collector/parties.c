@@ -75,7 +75,7 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 	p = &c->procs[i];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	locks_read_comm(c, pid, p->comm);
+	lt_proc_comm(bpf_map__fd(c->futex->maps.comms), pid, p->comm);
 	return i;
 }
 
@@ -429,6 +429,7 @@ void parties_rename(struct lt_collector *c)
 	c->renamed = renamed;
 	for (i = 0; i < c->n_procs; i++) {
 		if (!c->pstate[i].dead_at)
-			locks_read_comm(c, c->procs[i].pid, c->procs[i].comm);
+			lt_proc_comm(bpf_map__fd(c->futex->maps.comms),
+				     c->procs[i].pid, c->procs[i].comm);
 	}
 }

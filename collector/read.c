@@ -284,7 +284,8 @@ static void name_holders(struct lt_collector *c)
 		if (!parties_may_hold(c, c->live[i], pid))
 			continue;
 		l->holder = pid;
-		locks_read_comm(c, l->holder, l->holder_comm);
+		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), l->holder,
+			     l->holder_comm);
 		l->holder_tid = 0;
 		l->holder_thread[0] = '\0';
 		/* A futex's holder is a thread: a word's owner, a waker. */
@@ -342,7 +343,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	clear_deltas(c);
 	err = read_maps(c);
 	if (err) {
-		locks_forget_vmas(c);
+		lt_vma_cache_forget(&c->vmas);
 		return err;
 	}
 	clear_quiet(c);
@@ -354,7 +355,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	reclaim_slots(c);
 	reclaim_publish(c);
 	retire_rows(c);
-	locks_forget_vmas(c);
+	lt_vma_cache_forget(&c->vmas);
 	lt_symbolizer_prune(c->syms);
 	count_drops(c);
 	cost_read(c);

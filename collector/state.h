@@ -39,7 +39,6 @@ struct bpf_object;
 struct bpf_link;
 
 #define BATCH 512
-#define MAX_VMA_CACHE 16
 
 /* The probe objects, as enum lt_probe_obj numbers them. */
 enum {
@@ -285,8 +284,7 @@ struct lt_collector {
 	ssize_t file_row[LT_MAX_FILES]; /* the file of each slot, or -1 */
 	size_t file_entries; /* file slots linked to a row */
 
-	struct lt_vmas vma_cache[MAX_VMA_CACHE];
-	size_t n_vma_cache;
+	struct lt_vma_cache vmas; /* /proc/PID/maps, for this read */
 
 	struct lt_symbolizer *syms;
 	struct lt_layouts *layouts; /* file heads, for known lock layouts */
@@ -342,15 +340,6 @@ void read_unmap_out(struct bpf_map *map, const void *p);
 void read_start(struct lt_collector *c);
 
 /* locks.c: locks and their names. */
-/* The mappings of process pid, from /proc (cached until the read ends). */
-const struct lt_vmas *locks_vmas(struct lt_collector *c, pid_t pid);
-/* The mapping of addr in process pid, from the same. */
-const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
-				    uint64_t addr);
-void locks_forget_vmas(struct lt_collector *c);
-void locks_read_comm(struct lt_collector *c, pid_t pid, char *comm);
-bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
-		   size_t len);
 void locks_name(struct lt_collector *c, size_t i);
 ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key);
 int locks_read(struct lt_collector *c);

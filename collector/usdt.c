@@ -444,9 +444,11 @@ bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 	if (known || (relation && (s->key.dev_or_tgid >> 32)))
 		add_file(c->usdt, l, s, w, known);
 	if (w && !l->comm[0])
-		locks_read_comm(c, (pid_t)w->tgid, l->comm);
+		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), (pid_t)w->tgid,
+			     l->comm);
 	if (!l->comm[0] && s->n_pids)
-		locks_read_comm(c, s->pids[0], l->comm);
+		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), s->pids[0],
+			     l->comm);
 	return true;
 }
 
