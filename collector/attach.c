@@ -381,9 +381,9 @@ static int prepare_reads(struct lt_collector *c, char *err, size_t err_len)
 			 strerror(-ret));
 		return ret;
 	}
-	c->lock_out = read_map_out(c->reader->maps.lock_out);
-	c->party_out = read_map_out(c->reader->maps.party_out);
-	c->wait_out = read_map_out(c->reader->maps.wait_out);
+	c->lock_out = mapio_map_out(c->reader->maps.lock_out);
+	c->party_out = mapio_map_out(c->reader->maps.party_out);
+	c->wait_out = mapio_map_out(c->reader->maps.wait_out);
 	if (!c->lock_out || !c->party_out || !c->wait_out) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot map the readers' output: %s",
@@ -479,9 +479,9 @@ void lt_collector_close(struct lt_collector *c)
 		return;
 	/* Detach first: nothing may run while the rest is freed. */
 	if (c->reader) {
-		read_unmap_out(c->reader->maps.lock_out, c->lock_out);
-		read_unmap_out(c->reader->maps.party_out, c->party_out);
-		read_unmap_out(c->reader->maps.wait_out, c->wait_out);
+		mapio_unmap_out(c->reader->maps.lock_out, c->lock_out);
+		mapio_unmap_out(c->reader->maps.party_out, c->party_out);
+		mapio_unmap_out(c->reader->maps.wait_out, c->wait_out);
 	}
 	usdt_close(c);
 	reader_bpf__destroy(c->reader);

@@ -161,9 +161,9 @@ int inflight_read(struct lt_collector *c)
 	}
 	c->n_waited = 0;
 	c->n_edges = 0;
-	err = read_run_reader(c, c->reader->progs.lt_read_waits, c->wait_out,
-			      sizeof(*c->wait_out), &c->reader->bss->n_waits,
-			      merge_inflight);
+	err = mapio_run_reader(c, c->reader->progs.lt_read_waits, c->wait_out,
+			       sizeof(*c->wait_out), &c->reader->bss->n_waits,
+			       merge_inflight);
 	if (err)
 		return err;
 	find_deadlocks(c);

@@ -450,7 +450,7 @@ int locks_read(struct lt_collector *c)
 {
 	c->reader->bss->since = c->futex->bss->epoch - 1;
 	c->reader->bss->max_epoch = c->futex->bss->epoch - 1;
-	return read_run_reader(c, c->reader->progs.lt_read_locks, c->lock_out,
-			       sizeof(*c->lock_out), &c->reader->bss->n_locks,
-			       merge_lock);
+	return mapio_run_reader(c, c->reader->progs.lt_read_locks, c->lock_out,
+				sizeof(*c->lock_out), &c->reader->bss->n_locks,
+				merge_lock);
 }

@@ -377,9 +377,9 @@ static int merge_party(struct lt_collector *c, const void *rec)
 
 int parties_read(struct lt_collector *c)
 {
-	return read_run_reader(c, c->reader->progs.lt_read_parties,
-			       c->party_out, sizeof(*c->party_out),
-			       &c->reader->bss->n_parties, merge_party);
+	return mapio_run_reader(c, c->reader->progs.lt_read_parties,
+				c->party_out, sizeof(*c->party_out),
+				&c->reader->bss->n_parties, merge_party);
 }
 
 /* One process's pread-path figures, from the per-process I/O map. */
@@ -412,9 +412,9 @@ static int merge_proc_io(struct lt_collector *c, const void *key,
 
 int parties_read_io(struct lt_collector *c)
 {
-	return read_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
-			       sizeof(__u32), sizeof(struct lt_proc_io), true,
-			       merge_proc_io, NULL);
+	return mapio_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
+				sizeof(__u32), sizeof(struct lt_proc_io), true,
+				merge_proc_io, NULL);
 }
 
 /* After an exec renamed a process the probes know, every name anew. */

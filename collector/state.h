@@ -38,8 +38,6 @@ struct spin_bpf;
 struct bpf_object;
 struct bpf_link;
 
-#define BATCH 512
-
 /* The probe objects, as enum lt_probe_obj numbers them. */
 enum {
 	PROBE_FUTEX,
@@ -275,7 +273,7 @@ struct lt_collector {
 	uint64_t drops_raw[LT_DROP_REASONS]; /* as last read, by reason */
 	struct lt_snapshot snap;
 
-	void *keybuf, *valbuf; /* batch read buffers */
+	void *keybuf, *valbuf; /* batch read buffers (mapio.c) */
 	size_t keybuf_len, valbuf_len;
 	void *zero_values; /* a slot's values on every CPU, zeroed */
 	__u64 slots_back[LT_HIGH_NR]; /* given back, per enum lt_high */
@@ -325,18 +323,24 @@ static inline int push_index(size_t **list, size_t *n, size_t *cap, size_t i)
 	return 0;
 }
 
-/* read.c: the maps read, in batches or through a reader. */
-int read_batch_bufs(struct lt_collector *c, size_t key_size, size_t vsz);
-int read_each_entry(struct lt_collector *c, int fd, size_t key_size,
-		    size_t value_size, bool percpu,
+/* mapio.c: the kernel's maps read, in batches, by the readers, mapped. */
+int mapio_each_entry(struct lt_collector *c, int fd, size_t key_size,
+		     size_t value_size, bool percpu,
+		     int (*fn)(struct lt_collector *c, const void *key,
+			       const void *value),
+		     size_t *seen);
+int mapio_each_slot(struct lt_collector *c, int fd, __u64 n, size_t value_size,
 		    int (*fn)(struct lt_collector *c, const void *key,
-			      const void *value),
-		    size_t *seen);
-int read_run_reader(struct lt_collector *c, struct bpf_program *prog,
-		    const void *out, size_t size, const __u32 *n,
-		    int (*fn)(struct lt_collector *c, const void *rec));
-const void *read_map_out(struct bpf_map *map);
-void read_unmap_out(struct bpf_map *map, const void *p);
+			      const void *value));
+void mapio_counter_sums(struct lt_collector *c, int fd, __u32 n,
+			uint64_t *sums);
+int mapio_run_reader(struct lt_collector *c, struct bpf_program *prog,
+		     const void *out, size_t size, const __u32 *n,
+		     int (*fn)(struct lt_collector *c, const void *rec));
+const void *mapio_map_out(struct bpf_map *map);
+void mapio_unmap_out(struct bpf_map *map, const void *p);
+
+/* read.c: the read, and the housekeeping between reads. */
 void read_start(struct lt_collector *c);
 
 /* locks.c: locks and their names. */
