@@ -254,18 +254,17 @@ static bool name_static(struct lt_collector *c, struct lt_lock *l,
 	return true;
 }
 
-void klocks_name(struct lt_collector *c, size_t i)
+void klocks_name(struct lt_collector *c, struct lt_lock *l,
+		 const struct lock_state *s, const struct lt_where *w)
 {
-	struct lt_lock *l = &c->locks[i];
-	struct lock_state *s = &c->lstate[i];
 	uint64_t addr = s->key.start;
 	struct lt_kwhere kw;
 	bool have;
 
+	(void)w; /* the kernel lock probe keeps its own, kwheres */
 	if (!c->ksyms)
 		c->ksyms = lt_ksyms_load_running();
 	l->address = addr;
-	l->key[0] = '\0';
 	have = c->klock &&
 	       !bpf_map_lookup_elem(bpf_map__fd(c->klock->maps.kwheres), &addr,
 				    &kw);
@@ -287,9 +286,6 @@ void klocks_name(struct lt_collector *c, size_t i)
 			snprintf(l->name, sizeof(l->name), "0x%llx",
 				 (unsigned long long)addr);
 	}
-	if (!l->comm[0] && s->n_pids)
-		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), s->pids[0],
-			     l->comm);
 	/* Identity across runs: the name, never the address; a file by
 	 * its base name, which it has whether a process still has it open
 	 * to give its path or not. */
@@ -302,5 +298,4 @@ void klocks_name(struct lt_collector *c, size_t i)
 		snprintf(l->key, sizeof(l->key), "%s:%.*s%s",
 			 lt_kind_name(l->kind), keep, l->name, base);
 	}
-	s->named = true;
 }

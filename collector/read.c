@@ -127,7 +127,7 @@ static void name_fresh(struct lt_collector *c)
 
 	for (i = 0; i < c->n_fresh; i++)
 		if (!c->lstate[c->fresh[i]].named)
-			locks_name(c, c->fresh[i]);
+			names_lock(c, c->fresh[i]);
 	c->n_fresh = 0;
 }
 
@@ -217,8 +217,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 		return err;
 	}
 	clear_quiet(c);
-	name_fresh(c);
 	usdt_rename(c); /* relations' names learned since */
+	name_fresh(c);
 	name_holders(c);
 	/* Last: the naming above may still need what the dead left. */
 	exits_forget(c);

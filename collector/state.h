@@ -343,10 +343,12 @@ void mapio_unmap_out(struct bpf_map *map, const void *p);
 /* read.c: the read, and the housekeeping between reads. */
 void read_start(struct lt_collector *c);
 
-/* locks.c: locks and their names. */
-void locks_name(struct lt_collector *c, size_t i);
+/* locks.c: locks, and their figures. */
 ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key);
 int locks_read(struct lt_collector *c);
+
+/* names.c: lock names, by a table of namers. */
+void names_lock(struct lt_collector *c, size_t i);
 
 /* locksites.c: the private copies of one lock in many processes. */
 int locksites_build(struct lt_collector *c);
@@ -422,7 +424,9 @@ void kspin_check(struct lt_collector *c);
 void kspin_read(struct lt_collector *c);
 
 /* klocks.c: kernel locks. */
-void klocks_name(struct lt_collector *c, size_t i);
+/* A kernel lock (names.c's table). */
+void klocks_name(struct lt_collector *c, struct lt_lock *l,
+		 const struct lock_state *s, const struct lt_where *w);
 
 /* files.c: files. */
 uint64_t files_counter_sum(const struct lt_file_stat *v);
@@ -440,10 +444,11 @@ void usdt_follow(struct lt_collector *c);
 void usdt_close(struct lt_collector *c);
 /* The servers' probe object, once a server is traced; else NULL. */
 struct bpf_object *usdt_object(const struct lt_collector *c);
-bool usdt_name(struct lt_collector *c, struct lt_lock *l,
+/* A lock of a server's kind (names.c's table). */
+void usdt_name(struct lt_collector *c, struct lt_lock *l,
 	       const struct lock_state *s, const struct lt_where *w);
-/* The locks of objects whose name or storage was learned since: named
- * again (their keys stay). */
+/* The locks of objects whose name or storage was learned since: among
+ * the fresh again, to be named with them (their keys stay). */
 void usdt_rename(struct lt_collector *c);
 
 /* cost.c: the probes' cost. */
