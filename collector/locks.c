@@ -111,8 +111,8 @@ static void add_estimated_holds(struct lt_lock *l,
 	l->total.holds_estimated += skipped;
 }
 
-/* One lock's record from the reader: only locks that changed come. */
-static int merge_lock(struct lt_collector *c, const void *rec)
+/* Only locks that changed come. */
+int locks_merge(struct lt_collector *c, const void *rec)
 {
 	const struct lt_lock_rec *r = rec;
 	const struct lt_lock_stat *v = &r->sum;
@@ -188,5 +188,5 @@ int locks_read(struct lt_collector *c)
 	c->reader->bss->max_epoch = c->futex->bss->epoch - 1;
 	return mapio_run_reader(c, c->reader->progs.lt_read_locks, c->lock_out,
 				sizeof(*c->lock_out), &c->reader->bss->n_locks,
-				merge_lock);
+				locks_merge);
 }

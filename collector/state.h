@@ -345,6 +345,9 @@ void read_start(struct lt_collector *c);
 
 /* locks.c: locks, and their figures. */
 ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key);
+/* One lock's record from the reader (struct lt_lock_rec) into its row:
+ * the figures' deltas since the last read, and their totals. */
+int locks_merge(struct lt_collector *c, const void *rec);
 int locks_read(struct lt_collector *c);
 
 /* names.c: lock names, by a table of namers. */
@@ -408,6 +411,13 @@ int reclaim_free_slot(struct lt_collector *c, enum slot_kind kind,
 		      const void *key);
 void reclaim_publish(struct lt_collector *c);
 void reclaim_slots(struct lt_collector *c);
+/*
+ * The row's side of a slot of the kind that went back: the slot leads to
+ * no row, and the row, its totals kept, counts from zero against the next
+ * slot it takes. The kernel's side is the caller's.
+ */
+void reclaim_forget_row(struct lt_collector *c, enum slot_kind kind, size_t row,
+			__u32 slot);
 
 /* retire.c: rows retired. */
 void retire_rows(struct lt_collector *c);
