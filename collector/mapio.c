@@ -1,14 +1,61 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The kernel's maps read: in batches, by the readers, or mapped. */
+/*
+ * The kernel's maps: shared by the probe objects, read in batches, by the
+ * readers, or mapped.
+ */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "state.h"
+#include "futex.skel.h"
 
 #define BATCH 512 /* entries a batch lookup asks for */
+
+/*
+ * Makes obj count into the futex object's maps, those shared_maps.def
+ * lists. Every probe object has them all (probes/maps.bpf.h); one
+ * missing is a build that went wrong, and loading on would give the
+ * probe maps of its own that no one reads.
+ */
+int mapio_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		     const char *what, char *err, size_t err_len)
+{
+	static const char *const shared[] = {
+#define LT_SHARED_MAP(name) #name,
+#include "shared_maps.def"
+	};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		struct bpf_map *to =
+			bpf_object__find_map_by_name(obj, shared[i]);
+		struct bpf_map *from =
+			bpf_object__find_map_by_name(c->futex->obj, shared[i]);
+
+		if (!to || !from) {
+			snprintf(err, err_len,
+				 "the %s probe has no map %s to share with "
+				 "the futex probe: a build of mismatched "
+				 "objects",
+				 what, shared[i]);
+			return -ENOENT;
+		}
+		ret = bpf_map__reuse_fd(to, bpf_map__fd(from));
+		if (ret) {
+			snprintf(err, err_len,
+				 "cannot share map %s with the %s probe: %s",
+				 shared[i], what, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
 
 /* The batch buffers, grown to hold BATCH keys and values of these sizes. */
 static int batch_bufs(struct lt_collector *c, size_t key_size, size_t vsz)

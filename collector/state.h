@@ -323,7 +323,11 @@ static inline int push_index(size_t **list, size_t *n, size_t *cap, size_t i)
 	return 0;
 }
 
-/* mapio.c: the kernel's maps read, in batches, by the readers, mapped. */
+/* mapio.c: the kernel's maps: shared, read in batches, by the readers. */
+/* Makes obj count into the futex object's shared maps; a map missing on
+ * either side fails, naming it in err. */
+int mapio_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		     const char *what, char *err, size_t err_len);
 int mapio_each_entry(struct lt_collector *c, int fd, size_t key_size,
 		     size_t value_size, bool percpu,
 		     int (*fn)(struct lt_collector *c, const void *key,
@@ -441,12 +445,6 @@ void klocks_name(struct lt_collector *c, struct lt_lock *l,
 /* files.c: files. */
 uint64_t files_counter_sum(const struct lt_file_stat *v);
 int files_read(struct lt_collector *c);
-
-/* attach.c: the probes loaded and attached. */
-/* Makes obj count into the futex object's shared maps; a map missing on
- * either side fails, naming it in err. */
-int attach_share_maps(struct lt_collector *c, struct bpf_object *obj,
-		      const char *what, char *err, size_t err_len);
 
 /* usdt.c: servers' own lock probes (providers.c). */
 void usdt_scan(struct lt_collector *c);

@@ -97,8 +97,8 @@ static int load(struct lt_collector *c)
 	skel->rodata->targ_pidns_ino = f->rodata->targ_pidns_ino;
 	skel->rodata->targ_pidns_level = f->rodata->targ_pidns_level;
 	set_keep(skel);
-	ret = attach_share_maps(c, skel->obj, "USDT", c->usdt->err,
-				sizeof(c->usdt->err));
+	ret = mapio_share_maps(c, skel->obj, "USDT", c->usdt->err,
+			       sizeof(c->usdt->err));
 	if (!ret)
 		ret = usdt_bpf__load(skel);
 	if (ret) {
