@@ -49,7 +49,7 @@ static int merge_inflight(struct lt_collector *c, const void *rec)
 		    sizeof(*c->edges)))
 		return -ENOMEM;
 	c->edges[c->n_edges].waiter = (pid_t)in->tgid;
-	c->edges[c->n_edges].holder = parties_tgid_of(c, in->holder);
+	c->edges[c->n_edges].holder = tids_tgid_of(c, in->holder);
 	c->edges[c->n_edges].lock = l->id;
 	c->n_edges++;
 	return 0;

@@ -26,6 +26,9 @@ int lt_pid_namespace(uint64_t *ino, char *err, size_t err_len);
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat). */
 bool lt_proc_is_kthread(pid_t pid);
 
+/* The process of thread tid, from /proc/TID/status; 0 if it cannot say. */
+pid_t lt_proc_tgid(pid_t tid);
+
 /* The path of descriptor fd in pid, if it still is the file (dev, ino). */
 bool lt_proc_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
 		     size_t len);

@@ -10,43 +10,6 @@
 #include "futex.skel.h"
 #include "reader.skel.h"
 
-pid_t parties_tgid_of(struct lt_collector *c, __u32 tid)
-{
-	struct tid_entry key = { .tid = tid };
-	char path[64], line[128];
-	ssize_t i;
-	FILE *f;
-	pid_t tgid = 0;
-
-	i = lt_index_find(&c->tid_ix, &key, c->tids);
-	if (i >= 0)
-		return c->tids[i].tgid;
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	if (tgid <= 0) {
-		/* A thread that ended lately is known by its exit. */
-		tgid = exits_ended_tgid(c->gone_tids, c->n_gone_tids, tid);
-		if (!tgid)
-			tgid = exits_ended_tgid(c->stale_tids, c->n_stale_tids,
-						tid);
-		return tgid ? tgid :
-			      (pid_t)tid; /* else a pid: the best guess */
-	}
-	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
-		     sizeof(*c->tids))) {
-		c->tids[c->n_tids].tid = tid;
-		c->tids[c->n_tids].tgid = tgid;
-		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
-			c->n_tids++;
-	}
-	return tgid;
-}
-
 static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 {
 	struct proc_state key = { .tgid = (__u32)pid };
@@ -258,9 +221,8 @@ static int link_party(struct lt_collector *c, struct party_state *ps,
 	bool new_side;
 	ssize_t k, p;
 
-	sk.pid = pk->role == LT_ROLE_HOLDER ?
-			 (__u32)parties_tgid_of(c, pk->tgid) :
-			 pk->tgid;
+	sk.pid = pk->role == LT_ROLE_HOLDER ? (__u32)tids_tgid_of(c, pk->tgid) :
+					      pk->tgid;
 	sk.holder = pk->role != LT_ROLE_WAITER;
 	k = lt_index_state(&c->side_ix, (void **)&c->side, &c->n_side,
 			   &c->cap_side, sizeof(*c->side), &sk, sizeof(sk),

@@ -57,6 +57,22 @@ bool lt_proc_is_kthread(pid_t pid)
 	return flags >= 0 && (flags & PF_KTHREAD);
 }
 
+pid_t lt_proc_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
 bool lt_proc_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
 		     size_t len)
 {

@@ -147,7 +147,7 @@ static void name_holders(struct lt_collector *c)
 		if (!tid || s->raw.last_holder == s->shown_holder)
 			continue;
 		s->shown_holder = s->raw.last_holder;
-		pid = parties_tgid_of(c, tid);
+		pid = tids_tgid_of(c, tid);
 		if (!parties_may_hold(c, c->live[i], pid))
 			continue;
 		l->holder = pid;

@@ -260,7 +260,7 @@ struct lt_collector {
 	struct lt_stack_key *gone_stacks;
 	size_t n_gone_stacks, cap_gone_stacks;
 
-	struct tid_entry *tids; /* TID -> process, for holders */
+	struct tid_entry *tids; /* TID -> process, for holders (tids.c) */
 	size_t n_tids, cap_tids;
 	struct lt_index tid_ix;
 
@@ -381,7 +381,6 @@ const char *layouts_name(struct lt_collector *c,
 void layouts_free(struct lt_collector *c);
 
 /* parties.c: holders, waiters and processes. */
-pid_t parties_tgid_of(struct lt_collector *c, __u32 tid);
 int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid);
 bool parties_may_hold(struct lt_collector *c, size_t lock, pid_t pid);
 void parties_thread_name(struct lt_collector *c, pid_t pid, pid_t tid,
@@ -402,8 +401,16 @@ void spin_pace(struct lt_collector *c);
 void spin_sampler_read(struct lt_collector *c);
 int spin_threads_read(struct lt_collector *c);
 
+/* tids.c: threads' processes, by TID. */
+/* The process of thread tid: as found before, else from /proc (kept),
+ * else from the threads that ended lately, else tid, as a PID's own. */
+pid_t tids_tgid_of(struct lt_collector *c, __u32 tid);
+/* The process of an ended thread in set (TID << 32 | tgid, sorted by
+ * tids_order()), or 0 when it is not there. */
+pid_t tids_ended_tgid(const __u64 *set, size_t n, __u32 tid);
+int tids_order(const void *a, const void *b);
+
 /* exits.c: processes and threads that ended. */
-pid_t exits_ended_tgid(const __u64 *set, size_t n, __u32 tid);
 bool exits_private_gone(const struct lt_collector *c,
 			const struct lt_lock_key *k);
 void exits_take(struct lt_collector *c);

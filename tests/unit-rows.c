@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests of the collector's rows: a lock's figures merged from the
- * reader's records, its slot given back, rows retired. A collector made
- * by hand, with no probes: no BPF needed.
+ * reader's records, its slot given back, rows retired, and the processes
+ * of the threads rows name. A collector made by hand, with no probes: no
+ * BPF needed.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <cmocka.h>
 #include "state.h"
@@ -265,12 +267,53 @@ static void test_retire_quiet_ended_rows(void **state)
 	lt_collector_close(c);
 }
 
+static void test_thread_processes(void **state)
+{
+	struct lt_collector *c = bare_collector();
+	/* Threads that ended, as TID << 32 | tgid, in the order taken. */
+	__u64 ended[] = { 900ULL << 32 | 90, 7ULL << 32 | 70,
+			  500ULL << 32 | 50 };
+	const __u32 gone = 0x7ffffff0; /* no such TID in /proc */
+
+	(void)state;
+	assert_int_equal(lt_index_init(&c->tid_ix, sizeof(__u32),
+				       sizeof(struct tid_entry)),
+			 0);
+	qsort(ended, 3, sizeof(ended[0]), tids_order);
+	assert_int_equal(ended[0] >> 32, 7);
+	assert_int_equal(tids_ended_tgid(ended, 3, 500), 50);
+	assert_int_equal(tids_ended_tgid(ended, 3, 501), 0);
+	assert_int_equal(tids_ended_tgid(NULL, 0, 500), 0);
+
+	/* A live thread's process is read once, then remembered. */
+	assert_int_equal(tids_tgid_of(c, (__u32)getpid()), getpid());
+	assert_int_equal(c->n_tids, 1);
+	assert_int_equal(tids_tgid_of(c, (__u32)getpid()), getpid());
+	assert_int_equal(c->n_tids, 1);
+
+	/* One /proc no longer has: by its exit, else taken for a PID. */
+	c->gone_tids = malloc(sizeof(ended));
+	assert_non_null(c->gone_tids);
+	memcpy(c->gone_tids, ended, sizeof(ended));
+	c->n_gone_tids = 3;
+	assert_int_equal(tids_tgid_of(c, 900), 90);
+	c->stale_tids = malloc(sizeof(*c->stale_tids));
+	assert_non_null(c->stale_tids);
+	c->stale_tids[0] = (__u64)gone << 32 | 4242;
+	c->n_stale_tids = 1;
+	assert_int_equal(tids_tgid_of(c, gone), 4242);
+	assert_int_equal(tids_tgid_of(c, gone - 1), (pid_t)(gone - 1));
+	assert_int_equal(c->n_tids, 1);
+	lt_collector_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_two_reads),
 		cmocka_unit_test(test_reclaimed_slot_keeps_totals),
 		cmocka_unit_test(test_retire_quiet_ended_rows),
+		cmocka_unit_test(test_thread_processes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
