@@ -88,47 +88,6 @@ size_t lt_collector_traced(const struct lt_collector *c)
 	return c->n_traced;
 }
 
-/*
- * Makes obj count into the futex object's maps, those shared_maps.def
- * lists. Every probe object has them all (probes/maps.bpf.h); one
- * missing is a build that went wrong, and loading on would give the
- * probe maps of its own that no one reads.
- */
-int attach_share_maps(struct lt_collector *c, struct bpf_object *obj,
-		      const char *what, char *err, size_t err_len)
-{
-	static const char *const shared[] = {
-#define LT_SHARED_MAP(name) #name,
-#include "shared_maps.def"
-	};
-	size_t i;
-	int ret;
-
-	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
-		struct bpf_map *to =
-			bpf_object__find_map_by_name(obj, shared[i]);
-		struct bpf_map *from =
-			bpf_object__find_map_by_name(c->futex->obj, shared[i]);
-
-		if (!to || !from) {
-			snprintf(err, err_len,
-				 "the %s probe has no map %s to share with "
-				 "the futex probe: a build of mismatched "
-				 "objects",
-				 what, shared[i]);
-			return -ENOENT;
-		}
-		ret = bpf_map__reuse_fd(to, bpf_map__fd(from));
-		if (ret) {
-			snprintf(err, err_len,
-				 "cannot share map %s with the %s probe: %s",
-				 shared[i], what, strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
 #define SET_TARGETS(skel, opts, obj, ns)                               \
 	do {                                                           \
 		(skel)->rodata->targ_filter = (opts)->n_pids > 0;      \
@@ -305,8 +264,8 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
  * names of file lock contexts. */
 static int load_klock(struct lt_collector *c, char *err, size_t err_len)
 {
-	int ret = attach_share_maps(c, c->klock->obj, "kernel lock", err,
-				    err_len);
+	int ret =
+		mapio_share_maps(c, c->klock->obj, "kernel lock", err, err_len);
 
 	if (ret)
 		return ret;
@@ -333,13 +292,13 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 	ret = futex_bpf__load(c->futex);
 	if (ret)
 		return load_error(err, err_len, "futex", ret);
-	ret = attach_share_maps(c, c->filelock->obj, "file lock", err, err_len);
+	ret = mapio_share_maps(c, c->filelock->obj, "file lock", err, err_len);
 	if (ret)
 		return ret;
 	ret = filelock_bpf__load(c->filelock);
 	if (ret)
 		return load_error(err, err_len, "file lock", ret);
-	ret = attach_share_maps(c, c->fileio->obj, "pread", err, err_len);
+	ret = mapio_share_maps(c, c->fileio->obj, "pread", err, err_len);
 	if (ret)
 		return ret;
 	ret = fileio_bpf__load(c->fileio);
@@ -355,13 +314,13 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 		c->ksyms = lt_ksyms_load_running();
 	}
 	spin_prepare(c);
-	ret = attach_share_maps(c, c->spin->obj, "spin", err, err_len);
+	ret = mapio_share_maps(c, c->spin->obj, "spin", err, err_len);
 	if (ret)
 		return ret;
 	ret = spin_bpf__load(c->spin);
 	if (ret)
 		return load_error(err, err_len, "spin", ret);
-	ret = attach_share_maps(c, c->reader->obj, "map reader", err, err_len);
+	ret = mapio_share_maps(c, c->reader->obj, "map reader", err, err_len);
 	if (ret)
 		return ret;
 	ret = reader_bpf__load(c->reader);
@@ -381,9 +340,9 @@ static int prepare_reads(struct lt_collector *c, char *err, size_t err_len)
 			 strerror(-ret));
 		return ret;
 	}
-	c->lock_out = read_map_out(c->reader->maps.lock_out);
-	c->party_out = read_map_out(c->reader->maps.party_out);
-	c->wait_out = read_map_out(c->reader->maps.wait_out);
+	c->lock_out = mapio_map_out(c->reader->maps.lock_out);
+	c->party_out = mapio_map_out(c->reader->maps.party_out);
+	c->wait_out = mapio_map_out(c->reader->maps.wait_out);
 	if (!c->lock_out || !c->party_out || !c->wait_out) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot map the readers' output: %s",
@@ -479,9 +438,9 @@ void lt_collector_close(struct lt_collector *c)
 		return;
 	/* Detach first: nothing may run while the rest is freed. */
 	if (c->reader) {
-		read_unmap_out(c->reader->maps.lock_out, c->lock_out);
-		read_unmap_out(c->reader->maps.party_out, c->party_out);
-		read_unmap_out(c->reader->maps.wait_out, c->wait_out);
+		mapio_unmap_out(c->reader->maps.lock_out, c->lock_out);
+		mapio_unmap_out(c->reader->maps.party_out, c->party_out);
+		mapio_unmap_out(c->reader->maps.wait_out, c->wait_out);
 	}
 	usdt_close(c);
 	reader_bpf__destroy(c->reader);
@@ -493,7 +452,7 @@ void lt_collector_close(struct lt_collector *c)
 	futex_bpf__destroy(c->futex);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
-	locks_forget_vmas(c);
+	lt_vma_cache_forget(&c->vmas);
 	for (i = 0; i < c->n_locks; i++) {
 		free(c->lstate[i].pids);
 		free(c->lstate[i].stack);

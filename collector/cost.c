@@ -48,19 +48,9 @@ static void objects(struct lt_collector *c, struct bpf_object **objs)
 /* The runs each probe object counted, summed over CPUs. */
 static void read_runs(struct lt_collector *c, uint64_t *runs)
 {
-	int fd = bpf_map__fd(c->futex->maps.runs);
-	__u64 *v = calloc((size_t)c->ncpus, sizeof(*v));
-	__u32 k;
-	int cpu;
-
-	for (k = 0; k < LT_OBJ_NR; k++) {
-		runs[k] = 0;
-		if (!v || bpf_map_lookup_elem(fd, &k, v))
-			continue;
-		for (cpu = 0; cpu < c->ncpus; cpu++)
-			runs[k] += v[cpu];
-	}
-	free(v);
+	memset(runs, 0, LT_OBJ_NR * sizeof(*runs));
+	mapio_counter_sums(c, bpf_map__fd(c->futex->maps.runs), LT_OBJ_NR,
+			   runs);
 }
 
 /*

@@ -9,26 +9,6 @@
 #include "fileio.skel.h"
 #include "spin.skel.h"
 
-static int cmp_tid(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a >> 32, y = *(const __u64 *)b >> 32;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The process of an ended thread in set (TID << 32 | tgid, sorted), or
- * 0 when it is not there. */
-pid_t exits_ended_tgid(const __u64 *set, size_t n, __u32 tid)
-{
-	__u64 key = (__u64)tid << 32;
-	const __u64 *e;
-
-	if (!n)
-		return 0;
-	e = bsearch(&key, set, n, sizeof(*set), cmp_tid);
-	return e ? (pid_t)(__u32)*e : 0;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
 	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
@@ -98,7 +78,7 @@ void exits_take(struct lt_collector *c)
 	c->cap_gone_tids = cap;
 	take_queue(bpf_map__fd(c->futex->maps.ended_threads),
 		   (void **)&c->gone_tids, &c->n_gone_tids, &c->cap_gone_tids,
-		   sizeof(*c->gone_tids), cmp_tid);
+		   sizeof(*c->gone_tids), tids_order);
 }
 
 /* A TID whose process ended before this read, or whose thread ended
@@ -106,7 +86,7 @@ void exits_take(struct lt_collector *c)
 static bool tid_gone(const struct lt_collector *c, const struct tid_entry *t)
 {
 	return is_gone(c->gone, c->n_gone, t->tgid) ||
-	       exits_ended_tgid(c->stale_tids, c->n_stale_tids, t->tid);
+	       tids_ended_tgid(c->stale_tids, c->n_stale_tids, t->tid);
 }
 
 /* The TIDs of ended processes, and of threads that ended a read ago:
@@ -232,15 +212,15 @@ void exits_forget(struct lt_collector *c)
 	forget_processes(c);
 	for (i = 0; i < c->n_party && (n || c->n_gone_tids); i++) {
 		const struct lt_party_key *pk = &c->party[i].key;
-		bool gone = pk->role == LT_ROLE_HOLDER &&
-			    exits_ended_tgid(c->gone_tids, c->n_gone_tids,
-					     pk->tgid);
+		bool gone =
+			pk->role == LT_ROLE_HOLDER &&
+			tids_ended_tgid(c->gone_tids, c->n_gone_tids, pk->tgid);
 
 		if (!gone && n)
 			gone = is_gone(c->gone, n,
 				       pk->role == LT_ROLE_HOLDER ?
-					       (__u32)parties_tgid_of(
-						       c, pk->tgid) :
+					       (__u32)tids_tgid_of(c,
+								   pk->tgid) :
 					       pk->tgid) ||
 			       exits_private_gone(c, &pk->lock);
 		if (gone) {

@@ -17,6 +17,9 @@ uint64_t files_counter_sum(const struct lt_file_stat *v)
 	       v->io_ns + v->io_under_lock_ns;
 }
 
+/* A file slot's value on one CPU, as a per-CPU map pads it. */
+#define FILE_STRIDE ((sizeof(struct lt_file_stat) + 7) & ~7UL)
+
 static void hist_delta(uint64_t *out, uint64_t *total, const __u64 *now,
 		       const __u64 *before)
 {
@@ -67,8 +70,8 @@ static ssize_t file_row_of(struct lt_collector *c, __u32 slot)
 	    !w.tgid) {
 		snprintf(f->name, sizeof(f->name), "inode %llu",
 			 (unsigned long long)f->ino);
-	} else if (!locks_fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
-				  sizeof(f->name))) {
+	} else if (!lt_proc_fd_path(w.tgid, w.fd, f->dev, f->ino, f->name,
+				    sizeof(f->name))) {
 		w.name[sizeof(w.name) - 1] = '\0';
 		if (w.name[0])
 			snprintf(f->name, sizeof(f->name), "%s", w.name);
@@ -126,6 +129,36 @@ static void merge_file(struct lt_collector *c, size_t i,
 	s->raw = sum;
 }
 
+/* One slot's values on every CPU: a row made for what it holds, and
+ * what moved added to the row. */
+static int merge_slot(struct lt_collector *c, const void *key,
+		      const void *value)
+{
+	__u32 slot = *(const __u32 *)key;
+	const struct lt_file_stat *v = value;
+	ssize_t row;
+
+	if (slot >= LT_MAX_FILES)
+		return 0;
+	row = c->file_row[slot];
+	if (row < 0) {
+		uint64_t counter_sum = 0;
+		int cpu;
+
+		for (cpu = 0; cpu < c->ncpus; cpu++)
+			counter_sum += files_counter_sum(
+				(const void *)((const char *)v +
+					       cpu * FILE_STRIDE));
+		if (!counter_sum)
+			return 0;
+		row = file_row_of(c, slot);
+		if (row < 0)
+			return 0;
+	}
+	merge_file(c, (size_t)row, v, FILE_STRIDE);
+	return 0;
+}
+
 /*
  * Reads the file slots ever handed out, in batches. A slot not yet
  * linked to a row with nothing in it is free, or taken by a probe that
@@ -133,58 +166,14 @@ static void merge_file(struct lt_collector *c, size_t i,
  */
 int files_read(struct lt_collector *c)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t stride = (sizeof(struct lt_file_stat) + 7) & ~7UL;
-	size_t vsz = stride * (size_t)c->ncpus;
-	__u32 which = LT_HIGH_FILES, done = 0, last = 0, count, k;
+	__u32 which = LT_HIGH_FILES;
 	__u64 high = 0;
-	ssize_t row;
-	int err;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.slot_high), &which,
 				&high))
 		return -errno;
 	if (high > LT_MAX_FILES)
 		high = LT_MAX_FILES;
-	if (read_batch_bufs(c, sizeof(__u32), vsz))
-		return -ENOMEM;
-	/* An array's batch goes on after the last key it gave. */
-	while (done < high) {
-		count = (__u32)(high - done) < BATCH ? (__u32)(high - done) :
-						       BATCH;
-		err = bpf_map_lookup_batch(
-			bpf_map__fd(c->fileio->maps.file_stat),
-			done ? &last : NULL, &last, c->keybuf, c->valbuf,
-			&count, &opts);
-		if (err && err != -ENOENT)
-			return err;
-		for (k = 0; k < count; k++) {
-			__u32 slot = ((const __u32 *)c->keybuf)[k];
-			const struct lt_file_stat *v =
-				(const void *)((char *)c->valbuf + k * vsz);
-
-			if (slot >= LT_MAX_FILES)
-				continue;
-			row = c->file_row[slot];
-			if (row < 0) {
-				uint64_t counter_sum = 0;
-				int cpu;
-
-				for (cpu = 0; cpu < c->ncpus; cpu++)
-					counter_sum += files_counter_sum(
-						(const void *)((const char *)v +
-							       cpu * stride));
-				if (!counter_sum)
-					continue;
-				row = file_row_of(c, slot);
-				if (row < 0)
-					continue;
-			}
-			merge_file(c, (size_t)row, v, stride);
-		}
-		if (err || !count)
-			break;
-		done += count;
-	}
-	return 0;
+	return mapio_each_slot(c, bpf_map__fd(c->fileio->maps.file_stat), high,
+			       sizeof(struct lt_file_stat), merge_slot);
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "state.h"
+#include "futex.skel.h"
 #include "reader.skel.h"
 
 #define CYCLE_MIN_AGE_NS 200000000ULL /* a wait this old may be a deadlock */
@@ -48,7 +49,7 @@ static int merge_inflight(struct lt_collector *c, const void *rec)
 		    sizeof(*c->edges)))
 		return -ENOMEM;
 	c->edges[c->n_edges].waiter = (pid_t)in->tgid;
-	c->edges[c->n_edges].holder = parties_tgid_of(c, in->holder);
+	c->edges[c->n_edges].holder = tids_tgid_of(c, in->holder);
 	c->edges[c->n_edges].lock = l->id;
 	c->n_edges++;
 	return 0;
@@ -144,8 +145,9 @@ static void find_deadlocks(struct lt_collector *c)
 	c->n_deadlocks = n > c->cap_deadlocks ? c->cap_deadlocks : n;
 	for (i = 0; i < c->n_deadlocks; i++)
 		for (k = 0; k < c->deadlocks[i].n; k++)
-			locks_read_comm(c, c->deadlocks[i].pids[k],
-					c->deadlocks[i].comms[k]);
+			lt_proc_comm(bpf_map__fd(c->futex->maps.comms),
+				     c->deadlocks[i].pids[k],
+				     c->deadlocks[i].comms[k]);
 }
 
 int inflight_read(struct lt_collector *c)
@@ -159,9 +161,9 @@ int inflight_read(struct lt_collector *c)
 	}
 	c->n_waited = 0;
 	c->n_edges = 0;
-	err = read_run_reader(c, c->reader->progs.lt_read_waits, c->wait_out,
-			      sizeof(*c->wait_out), &c->reader->bss->n_waits,
-			      merge_inflight);
+	err = mapio_run_reader(c, c->reader->progs.lt_read_waits, c->wait_out,
+			       sizeof(*c->wait_out), &c->reader->bss->n_waits,
+			       merge_inflight);
 	if (err)
 		return err;
 	find_deadlocks(c);

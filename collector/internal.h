@@ -26,6 +26,20 @@ int lt_pid_namespace(uint64_t *ino, char *err, size_t err_len);
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat). */
 bool lt_proc_is_kthread(pid_t pid);
 
+/* The process of thread tid, from /proc/TID/status; 0 if it cannot say. */
+pid_t lt_proc_tgid(pid_t tid);
+
+/* The path of descriptor fd in pid, if it still is the file (dev, ino). */
+bool lt_proc_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
+		     size_t len);
+
+/*
+ * The name of process pid, into comm (LT_COMM_SIZE bytes): as the probes
+ * kept it in their map comms_fd (once per process, so that one that ended
+ * keeps it), else /proc/PID/comm's, else "?".
+ */
+void lt_proc_comm(int comms_fd, pid_t pid, char *comm);
+
 /* One line of /proc/PID/maps. */
 struct lt_vma {
 	uint64_t start, end, pgoff;
@@ -78,6 +92,20 @@ const struct lt_vma *lt_vmas_find(const struct lt_vmas *vmas, uint64_t addr);
 const struct lt_vma *lt_vmas_image(const struct lt_vmas *vmas,
 				   const struct lt_vma *v);
 void lt_vmas_free(struct lt_vmas *vmas);
+
+/* The mappings of the processes one read looks at, kept until it ends. */
+#define LT_VMA_CACHE 16
+struct lt_vma_cache {
+	struct lt_vmas v[LT_VMA_CACHE];
+	size_t n;
+};
+
+/* The mappings of process pid, from /proc (cached until the read ends). */
+const struct lt_vmas *lt_vma_cache_get(struct lt_vma_cache *vc, pid_t pid);
+/* The mapping of addr in process pid, from the same. */
+const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
+				       uint64_t addr);
+void lt_vma_cache_forget(struct lt_vma_cache *vc);
 
 /* An index from keys at the start of fixed-size entries to positions. */
 struct lt_index {

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "state.h"
 #include "klock.h"
+#include "futex.skel.h"
 #include "filelock.skel.h"
 #include "klock.skel.h"
 
@@ -101,8 +102,8 @@ static bool proc_path(pid_t pid, uint64_t dev, uint64_t ino, char *buf,
 	d = pid > 0 ? opendir(dir) : NULL;
 	while (d && !found && (e = readdir(d)))
 		if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
-			found = locks_fd_path(pid, atoi(e->d_name), dev, ino,
-					      buf, len);
+			found = lt_proc_fd_path(pid, atoi(e->d_name), dev, ino,
+						buf, len);
 	if (d)
 		closedir(d);
 	if (!found && pid > 0) {
@@ -190,8 +191,8 @@ static bool name_flc(struct lt_collector *c, struct lt_lock *l, uint64_t addr)
 				&n))
 		return false;
 	n.file[sizeof(n.file) - 1] = '\0';
-	if (!locks_fd_path((pid_t)n.tgid, n.fd, n.dev, n.ino, path,
-			   sizeof(path)))
+	if (!lt_proc_fd_path((pid_t)n.tgid, n.fd, n.dev, n.ino, path,
+			     sizeof(path)))
 		snprintf(path, sizeof(path), "%s", n.file);
 	snprintf(l->name, sizeof(l->name), "flc_lock of %s", path);
 	if (!l->kernel_type[0])
@@ -218,8 +219,8 @@ static bool name_guarded(struct lt_collector *c, struct lt_lock *l,
 	if (kw->named != LT_KN_I_RWSEM)
 		return false;
 	path[0] = '\0';
-	if (!locks_fd_path((pid_t)kw->tgid, kw->fd, kw->dev, kw->ino, path,
-			   sizeof(path)) &&
+	if (!lt_proc_fd_path((pid_t)kw->tgid, kw->fd, kw->dev, kw->ino, path,
+			     sizeof(path)) &&
 	    !proc_path((pid_t)kw->tgid, kw->dev, kw->ino, path, sizeof(path)))
 		path[0] = '\0';
 	for (i = 0; i < l->n_pids && !path[0]; i++)
@@ -253,18 +254,17 @@ static bool name_static(struct lt_collector *c, struct lt_lock *l,
 	return true;
 }
 
-void klocks_name(struct lt_collector *c, size_t i)
+void klocks_name(struct lt_collector *c, struct lt_lock *l,
+		 const struct lock_state *s, const struct lt_where *w)
 {
-	struct lt_lock *l = &c->locks[i];
-	struct lock_state *s = &c->lstate[i];
 	uint64_t addr = s->key.start;
 	struct lt_kwhere kw;
 	bool have;
 
+	(void)w; /* the kernel lock probe keeps its own, kwheres */
 	if (!c->ksyms)
 		c->ksyms = lt_ksyms_load_running();
 	l->address = addr;
-	l->key[0] = '\0';
 	have = c->klock &&
 	       !bpf_map_lookup_elem(bpf_map__fd(c->klock->maps.kwheres), &addr,
 				    &kw);
@@ -274,7 +274,8 @@ void klocks_name(struct lt_collector *c, size_t i)
 		snprintf(l->kernel_type, sizeof(l->kernel_type), "%s",
 			 ktype(kw.flags));
 		caller_of(c, &kw, l->caller, sizeof(l->caller));
-		locks_read_comm(c, (pid_t)kw.tgid, l->comm);
+		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), (pid_t)kw.tgid,
+			     l->comm);
 	}
 	if (!(have && name_guarded(c, l, &kw)) && !name_flc(c, l, addr) &&
 	    !name_static(c, l, addr)) {
@@ -285,8 +286,6 @@ void klocks_name(struct lt_collector *c, size_t i)
 			snprintf(l->name, sizeof(l->name), "0x%llx",
 				 (unsigned long long)addr);
 	}
-	if (!l->comm[0] && s->n_pids)
-		locks_read_comm(c, s->pids[0], l->comm);
 	/* Identity across runs: the name, never the address; a file by
 	 * its base name, which it has whether a process still has it open
 	 * to give its path or not. */
@@ -299,5 +298,4 @@ void klocks_name(struct lt_collector *c, size_t i)
 		snprintf(l->key, sizeof(l->key), "%s:%.*s%s",
 			 lt_kind_name(l->kind), keep, l->name, base);
 	}
-	s->named = true;
 }

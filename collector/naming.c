@@ -185,3 +185,37 @@ void lt_vmas_free(struct lt_vmas *vmas)
 	vmas->v = NULL;
 	vmas->n = 0;
 }
+
+const struct lt_vmas *lt_vma_cache_get(struct lt_vma_cache *vc, pid_t pid)
+{
+	struct lt_vmas *v;
+	size_t i;
+
+	for (i = 0; i < vc->n; i++)
+		if (vc->v[i].pid == pid)
+			return &vc->v[i];
+	if (vc->n == LT_VMA_CACHE) {
+		lt_vmas_free(&vc->v[0]);
+		memmove(&vc->v[0], &vc->v[1],
+			(LT_VMA_CACHE - 1) * sizeof(vc->v[0]));
+		vc->n--;
+	}
+	v = &vc->v[vc->n++];
+	lt_vmas_load(pid, v); /* gone: none, and the probe's facts name it */
+	return v;
+}
+
+const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
+				       uint64_t addr)
+{
+	return lt_vmas_find(lt_vma_cache_get(vc, pid), addr);
+}
+
+void lt_vma_cache_forget(struct lt_vma_cache *vc)
+{
+	size_t i;
+
+	for (i = 0; i < vc->n; i++)
+		lt_vmas_free(&vc->v[i]);
+	vc->n = 0;
+}

@@ -10,43 +10,6 @@
 #include "futex.skel.h"
 #include "reader.skel.h"
 
-pid_t parties_tgid_of(struct lt_collector *c, __u32 tid)
-{
-	struct tid_entry key = { .tid = tid };
-	char path[64], line[128];
-	ssize_t i;
-	FILE *f;
-	pid_t tgid = 0;
-
-	i = lt_index_find(&c->tid_ix, &key, c->tids);
-	if (i >= 0)
-		return c->tids[i].tgid;
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	if (tgid <= 0) {
-		/* A thread that ended lately is known by its exit. */
-		tgid = exits_ended_tgid(c->gone_tids, c->n_gone_tids, tid);
-		if (!tgid)
-			tgid = exits_ended_tgid(c->stale_tids, c->n_stale_tids,
-						tid);
-		return tgid ? tgid :
-			      (pid_t)tid; /* else a pid: the best guess */
-	}
-	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
-		     sizeof(*c->tids))) {
-		c->tids[c->n_tids].tid = tid;
-		c->tids[c->n_tids].tgid = tgid;
-		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
-			c->n_tids++;
-	}
-	return tgid;
-}
-
 static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 {
 	struct proc_state key = { .tgid = (__u32)pid };
@@ -75,7 +38,7 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 	p = &c->procs[i];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	locks_read_comm(c, pid, p->comm);
+	lt_proc_comm(bpf_map__fd(c->futex->maps.comms), pid, p->comm);
 	return i;
 }
 
@@ -258,9 +221,8 @@ static int link_party(struct lt_collector *c, struct party_state *ps,
 	bool new_side;
 	ssize_t k, p;
 
-	sk.pid = pk->role == LT_ROLE_HOLDER ?
-			 (__u32)parties_tgid_of(c, pk->tgid) :
-			 pk->tgid;
+	sk.pid = pk->role == LT_ROLE_HOLDER ? (__u32)tids_tgid_of(c, pk->tgid) :
+					      pk->tgid;
 	sk.holder = pk->role != LT_ROLE_WAITER;
 	k = lt_index_state(&c->side_ix, (void **)&c->side, &c->n_side,
 			   &c->cap_side, sizeof(*c->side), &sk, sizeof(sk),
@@ -377,9 +339,9 @@ static int merge_party(struct lt_collector *c, const void *rec)
 
 int parties_read(struct lt_collector *c)
 {
-	return read_run_reader(c, c->reader->progs.lt_read_parties,
-			       c->party_out, sizeof(*c->party_out),
-			       &c->reader->bss->n_parties, merge_party);
+	return mapio_run_reader(c, c->reader->progs.lt_read_parties,
+				c->party_out, sizeof(*c->party_out),
+				&c->reader->bss->n_parties, merge_party);
 }
 
 /* One process's pread-path figures, from the per-process I/O map. */
@@ -412,9 +374,9 @@ static int merge_proc_io(struct lt_collector *c, const void *key,
 
 int parties_read_io(struct lt_collector *c)
 {
-	return read_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
-			       sizeof(__u32), sizeof(struct lt_proc_io), true,
-			       merge_proc_io, NULL);
+	return mapio_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
+				sizeof(__u32), sizeof(struct lt_proc_io), true,
+				merge_proc_io, NULL);
 }
 
 /* After an exec renamed a process the probes know, every name anew. */
@@ -429,6 +391,7 @@ void parties_rename(struct lt_collector *c)
 	c->renamed = renamed;
 	for (i = 0; i < c->n_procs; i++) {
 		if (!c->pstate[i].dead_at)
-			locks_read_comm(c, c->procs[i].pid, c->procs[i].comm);
+			lt_proc_comm(bpf_map__fd(c->futex->maps.comms),
+				     c->procs[i].pid, c->procs[i].comm);
 	}
 }

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* What /proc tells the consumers of a process, so that they only draw. */
+/*
+ * What /proc tells of a process: to the consumers, so that they only
+ * draw, and to the collector, for the names it gives.
+ */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collector.h"
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include "internal.h"
 
 struct lt_proc_parent {
 	pid_t pid;
@@ -47,6 +55,62 @@ bool lt_proc_is_kthread(pid_t pid)
 	long flags = stat_field(pid, 9);
 
 	return flags >= 0 && (flags & PF_KTHREAD);
+}
+
+pid_t lt_proc_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
+bool lt_proc_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
+		     size_t len)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	if (pid <= 0 || fd < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+	if (stat(link, &st) || st.st_ino != ino ||
+	    (dev && st.st_dev != makedev(dev >> 20, dev & 0xfffff)))
+		return false;
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+void lt_proc_comm(int comms_fd, pid_t pid, char *comm)
+{
+	__u32 key = pid;
+	char path[64];
+	FILE *f;
+
+	if (!bpf_map_lookup_elem(comms_fd, &key, comm)) {
+		comm[LT_COMM_SIZE - 1] = '\0';
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f && fgets(comm, LT_COMM_SIZE, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	else
+		snprintf(comm, LT_COMM_SIZE, "?");
+	if (f)
+		fclose(f);
 }
 
 /* Every process's parent, from /proc/PID/stat; *n of them. */

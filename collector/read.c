@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The read, as a list of steps, and the housekeeping between reads. */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "state.h"
@@ -28,138 +24,9 @@ static void swap_lists(size_t **a, size_t *na, size_t *capa, size_t **b,
 	*capb = cap;
 }
 
-/* ---- reading maps ---- */
-
-/* The batch buffers, grown to hold BATCH keys and values of these sizes. */
-int read_batch_bufs(struct lt_collector *c, size_t key_size, size_t vsz)
-{
-	if (c->keybuf_len < BATCH * key_size) {
-		free(c->keybuf);
-		c->keybuf = malloc(BATCH * key_size);
-		c->keybuf_len = c->keybuf ? BATCH * key_size : 0;
-	}
-	if (c->valbuf_len < BATCH * vsz) {
-		free(c->valbuf);
-		c->valbuf = malloc(BATCH * vsz);
-		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
-	}
-	return c->keybuf && c->valbuf ? 0 : -ENOMEM;
-}
-
-/*
- * Reads every entry of a map in batches, calling fn with each key and
- * its value (all CPUs' values in a row for per-CPU maps).
- */
-int read_each_entry(struct lt_collector *c, int fd, size_t key_size,
-		    size_t value_size, bool percpu,
-		    int (*fn)(struct lt_collector *c, const void *key,
-			      const void *value),
-		    size_t *seen)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t vsz = percpu ? ((value_size + 7) & ~7UL) * c->ncpus : value_size;
-	char out_batch[64];
-	bool first = true, done = false;
-	__u32 count, k;
-	int err;
-
-	if (read_batch_bufs(c, key_size, vsz))
-		return -ENOMEM;
-	if (seen)
-		*seen = 0;
-	while (!done) {
-		count = BATCH;
-		err = bpf_map_lookup_batch(fd, first ? NULL : out_batch,
-					   out_batch, c->keybuf, c->valbuf,
-					   &count, &opts);
-		if (err == -ENOENT)
-			done = true;
-		else if (err)
-			return err;
-		first = false;
-		for (k = 0; k < count; k++) {
-			err = fn(c, (char *)c->keybuf + k * key_size,
-				 (char *)c->valbuf + k * vsz);
-			if (err)
-				return err;
-		}
-		if (seen)
-			*seen += count;
-	}
-	return 0;
-}
-
-/*
- * Runs a reader (reader.bpf.c) and hands fn each of the n records it
- * wrote into out, an array of size-byte records.
- */
-int read_run_reader(struct lt_collector *c, struct bpf_program *prog,
-		    const void *out, size_t size, const __u32 *n,
-		    int (*fn)(struct lt_collector *c, const void *rec))
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts);
-	__u32 i;
-	int err;
-
-	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
-		return -errno;
-	for (i = 0; i < *n; i++) {
-		err = fn(c, (const char *)out + (size_t)i * size);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* The array map's values, mapped read-only into our memory. */
-const void *read_map_out(struct bpf_map *map)
-{
-	size_t len =
-		(size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-void read_unmap_out(struct bpf_map *map, const void *p)
-{
-	size_t len =
-		(size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
-	long page = sysconf(_SC_PAGESIZE);
-
-	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
-	if (p)
-		munmap((void *)p, len);
-}
-
 _Static_assert(LT_DROP_NR == LT_DROP_SLOT_RETURN &&
 		       LT_DROP_REASONS == LT_DROP_NR + 1,
 	       "the collector's drop reasons follow the probes'");
-
-/* The probes' drops so far, by reason, into raw; a reason it cannot
- * read keeps its last figure. */
-static void read_drops(struct lt_collector *c, uint64_t *raw)
-{
-	int fd = bpf_map__fd(c->futex->maps.drops);
-	uint64_t *vals;
-	__u32 r;
-	int cpu;
-
-	vals = calloc(c->ncpus, sizeof(*vals));
-	if (!vals)
-		return;
-	for (r = 0; r < LT_DROP_NR; r++) {
-		if (bpf_map_lookup_elem(fd, &r, vals))
-			continue;
-		raw[r] = 0;
-		for (cpu = 0; cpu < c->ncpus; cpu++)
-			raw[r] += vals[cpu];
-	}
-	free(vals);
-}
 
 /* ---- the read ---- */
 
@@ -260,7 +127,7 @@ static void name_fresh(struct lt_collector *c)
 
 	for (i = 0; i < c->n_fresh; i++)
 		if (!c->lstate[c->fresh[i]].named)
-			locks_name(c, c->fresh[i]);
+			names_lock(c, c->fresh[i]);
 	c->n_fresh = 0;
 }
 
@@ -280,11 +147,12 @@ static void name_holders(struct lt_collector *c)
 		if (!tid || s->raw.last_holder == s->shown_holder)
 			continue;
 		s->shown_holder = s->raw.last_holder;
-		pid = parties_tgid_of(c, tid);
+		pid = tids_tgid_of(c, tid);
 		if (!parties_may_hold(c, c->live[i], pid))
 			continue;
 		l->holder = pid;
-		locks_read_comm(c, l->holder, l->holder_comm);
+		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), l->holder,
+			     l->holder_comm);
 		l->holder_tid = 0;
 		l->holder_thread[0] = '\0';
 		/* A futex's holder is a thread: a word's owner, a waker. */
@@ -302,8 +170,11 @@ static void count_drops(struct lt_collector *c)
 	uint64_t raw[LT_DROP_REASONS];
 	unsigned int r;
 
+	/* The probes' drops so far, by reason; a reason that cannot be read
+	 * keeps its last figure. */
 	memcpy(raw, c->drops_raw, sizeof(raw));
-	read_drops(c, raw);
+	mapio_counter_sums(c, bpf_map__fd(c->futex->maps.drops), LT_DROP_NR,
+			   raw);
 	raw[LT_DROP_SLOT_RETURN] = c->own_drops;
 	c->snap.drops_delta = 0;
 	for (r = 0; r < LT_DROP_REASONS; r++) {
@@ -342,19 +213,19 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	clear_deltas(c);
 	err = read_maps(c);
 	if (err) {
-		locks_forget_vmas(c);
+		lt_vma_cache_forget(&c->vmas);
 		return err;
 	}
 	clear_quiet(c);
-	name_fresh(c);
 	usdt_rename(c); /* relations' names learned since */
+	name_fresh(c);
 	name_holders(c);
 	/* Last: the naming above may still need what the dead left. */
 	exits_forget(c);
 	reclaim_slots(c);
 	reclaim_publish(c);
 	retire_rows(c);
-	locks_forget_vmas(c);
+	lt_vma_cache_forget(&c->vmas);
 	lt_symbolizer_prune(c->syms);
 	count_drops(c);
 	cost_read(c);

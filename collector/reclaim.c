@@ -19,17 +19,18 @@
 	(sizeof(struct lt_lock_stat) + sizeof(struct lt_party_stat) + \
 	 sizeof(struct lt_file_stat))
 
-/*
- * Where the slots of one kind are now: the kernel's maps (names: key ->
- * slot; values: the figures by slot; free: the queue of free slots) and
- * the collector's rows that hold them.
- */
-struct slot_place {
-	struct bpf_map *names, *values, *free;
+/* The collector's rows that hold the slots of one kind. */
+struct slot_rows {
 	void *states; /* the rows' states */
 	size_t n; /* how many */
 	ssize_t *row_of; /* the row of each slot, or -1 */
 	uint64_t used; /* slots in use, as last counted */
+};
+
+/* The kernel's maps of one kind's slots: names, key -> slot; values, the
+ * figures by slot; free, the queue of free slots. */
+struct slot_maps {
+	struct bpf_map *names, *values, *free;
 };
 
 /*
@@ -43,7 +44,8 @@ struct slot_kind_ops {
 	size_t value_size; /* of one CPU's value */
 	enum lt_high high; /* where the slots it gives back count */
 	size_t state_size, key_at, slot_at, moved_at; /* in a row's state */
-	struct slot_place (*place)(struct lt_collector *c);
+	struct slot_rows (*rows)(struct lt_collector *c);
+	struct slot_maps (*maps)(struct lt_collector *c);
 	/* What every event adds to: one CPU's value summed, and the same
 	 * of a row as last read. */
 	uint64_t (*counter_sum)(const void *value);
@@ -54,6 +56,9 @@ struct slot_kind_ops {
 	bool (*busy)(const struct lt_collector *c, size_t row);
 	/* The row's slot went back: it counts from zero against its next. */
 	void (*forget)(struct lt_collector *c, size_t row);
+	/* The same of what the kernel keeps of the row beside its slot
+	 * (NULL: nothing). */
+	void (*forget_kernel)(struct lt_collector *c, size_t row);
 };
 
 /* What every event adds to: a lock's figures that only grow, summed. */
@@ -66,15 +71,19 @@ static uint64_t stat_counter_sum(const struct lt_lock_stat *v)
 	return sum;
 }
 
-static struct slot_place lock_place(struct lt_collector *c)
+static struct slot_rows lock_rows(struct lt_collector *c)
 {
-	return (struct slot_place){ .names = c->futex->maps.lock_slots,
-				    .values = c->futex->maps.stat_map,
-				    .free = c->futex->maps.free_slots,
-				    .states = c->lstate,
-				    .n = c->n_locks,
-				    .row_of = c->slot_row,
-				    .used = c->snap.lock_entries };
+	return (struct slot_rows){ .states = c->lstate,
+				   .n = c->n_locks,
+				   .row_of = c->slot_row,
+				   .used = c->snap.lock_entries };
+}
+
+static struct slot_maps lock_maps(struct lt_collector *c)
+{
+	return (struct slot_maps){ .names = c->futex->maps.lock_slots,
+				   .values = c->futex->maps.stat_map,
+				   .free = c->futex->maps.free_slots };
 }
 
 static uint64_t lock_counter_sum(const void *value)
@@ -98,7 +107,7 @@ static bool lock_busy(const struct lt_collector *c, size_t row)
 	return c->lstate[row].waited;
 }
 
-/* Its holder stays named; its name for the futex goes with the slot. */
+/* Its holder stays named. */
 static void lock_forget(struct lt_collector *c, size_t row)
 {
 	struct lock_state *s = &c->lstate[row];
@@ -106,20 +115,30 @@ static void lock_forget(struct lt_collector *c, size_t row)
 
 	memset(&s->raw, 0, sizeof(s->raw));
 	s->raw.last_holder = holder;
-	bpf_map_delete_elem(bpf_map__fd(c->futex->maps.wheres), &s->key);
 	if (c->snap.lock_entries)
 		c->snap.lock_entries--;
 }
 
-static struct slot_place party_place(struct lt_collector *c)
+/* Its name for the futex goes with the slot. */
+static void lock_forget_kernel(struct lt_collector *c, size_t row)
 {
-	return (struct slot_place){ .names = c->futex->maps.party_slots,
-				    .values = c->futex->maps.parties,
-				    .free = c->futex->maps.free_party_slots,
-				    .states = c->party,
-				    .n = c->n_party,
-				    .row_of = c->party_row,
-				    .used = c->snap.party_entries };
+	bpf_map_delete_elem(bpf_map__fd(c->futex->maps.wheres),
+			    &c->lstate[row].key);
+}
+
+static struct slot_rows party_rows(struct lt_collector *c)
+{
+	return (struct slot_rows){ .states = c->party,
+				   .n = c->n_party,
+				   .row_of = c->party_row,
+				   .used = c->snap.party_entries };
+}
+
+static struct slot_maps party_maps(struct lt_collector *c)
+{
+	return (struct slot_maps){ .names = c->futex->maps.party_slots,
+				   .values = c->futex->maps.parties,
+				   .free = c->futex->maps.free_party_slots };
 }
 
 static uint64_t party_counter_sum(const void *value)
@@ -145,15 +164,19 @@ static void party_forget(struct lt_collector *c, size_t row)
 	c->party[row].count = c->party[row].ns = 0;
 }
 
-static struct slot_place file_place(struct lt_collector *c)
+static struct slot_rows file_rows(struct lt_collector *c)
 {
-	return (struct slot_place){ .names = c->fileio->maps.file_slots,
-				    .values = c->fileio->maps.file_stat,
-				    .free = c->fileio->maps.free_file_slots,
-				    .states = c->fstate,
-				    .n = c->n_files,
-				    .row_of = c->file_row,
-				    .used = c->file_entries };
+	return (struct slot_rows){ .states = c->fstate,
+				   .n = c->n_files,
+				   .row_of = c->file_row,
+				   .used = c->file_entries };
+}
+
+static struct slot_maps file_maps(struct lt_collector *c)
+{
+	return (struct slot_maps){ .names = c->fileio->maps.file_slots,
+				   .values = c->fileio->maps.file_stat,
+				   .free = c->fileio->maps.free_file_slots };
 }
 
 static uint64_t file_counter_sum(const void *value)
@@ -184,17 +207,20 @@ static const struct slot_kind_ops kinds[SLOT_KIND_NR] = {
 			.value_size = sizeof(struct lt_lock_stat),
 			.high = LT_HIGH_LOCKS,
 			STATE(lock_state),
-			.place = lock_place,
+			.rows = lock_rows,
+			.maps = lock_maps,
 			.counter_sum = lock_counter_sum,
 			.read_counter_sum = lock_read_counter_sum,
 			.kept = lock_kept,
 			.busy = lock_busy,
-			.forget = lock_forget },
+			.forget = lock_forget,
+			.forget_kernel = lock_forget_kernel },
 	[SLOT_PARTY] = { .max = LT_MAX_PARTIES,
 			 .value_size = sizeof(struct lt_party_stat),
 			 .high = LT_HIGH_PARTIES,
 			 STATE(party_state),
-			 .place = party_place,
+			 .rows = party_rows,
+			 .maps = party_maps,
 			 .counter_sum = party_counter_sum,
 			 .read_counter_sum = party_read_counter_sum,
 			 .kept = party_kept,
@@ -203,40 +229,36 @@ static const struct slot_kind_ops kinds[SLOT_KIND_NR] = {
 			.value_size = sizeof(struct lt_file_stat),
 			.high = LT_HIGH_FILES,
 			STATE(file_state),
-			.place = file_place,
+			.rows = file_rows,
+			.maps = file_maps,
 			.counter_sum = file_counter_sum,
 			.read_counter_sum = file_read_counter_sum,
 			.forget = file_forget },
 };
 
-static struct slot_place place_of(struct lt_collector *c, enum slot_kind kind)
-{
-	return kinds[kind].place(c);
-}
-
-/* The state of a row of a kind, at its place. */
-static char *state_of(const struct slot_place *p, enum slot_kind kind,
+/* The state of a row of a kind, among its rows. */
+static char *state_of(const struct slot_rows *r, enum slot_kind kind,
 		      size_t row)
 {
-	return (char *)p->states + row * kinds[kind].state_size;
+	return (char *)r->states + row * kinds[kind].state_size;
 }
 
-static const void *key_of(const struct slot_place *p, enum slot_kind kind,
+static const void *key_of(const struct slot_rows *r, enum slot_kind kind,
 			  size_t row)
 {
-	return state_of(p, kind, row) + kinds[kind].key_at;
+	return state_of(r, kind, row) + kinds[kind].key_at;
 }
 
-static __s32 *slot_of(const struct slot_place *p, enum slot_kind kind,
+static __s32 *slot_of(const struct slot_rows *r, enum slot_kind kind,
 		      size_t row)
 {
-	return (__s32 *)(state_of(p, kind, row) + kinds[kind].slot_at);
+	return (__s32 *)(state_of(r, kind, row) + kinds[kind].slot_at);
 }
 
-static uint64_t moved_at(const struct slot_place *p, enum slot_kind kind,
+static uint64_t moved_at(const struct slot_rows *r, enum slot_kind kind,
 			 size_t row)
 {
-	return *(const uint64_t *)(state_of(p, kind, row) +
+	return *(const uint64_t *)(state_of(r, kind, row) +
 				   kinds[kind].moved_at);
 }
 
@@ -244,12 +266,12 @@ static uint64_t moved_at(const struct slot_place *p, enum slot_kind kind,
 static int queue_slot(struct lt_collector *c, enum slot_kind kind, __u32 slot)
 {
 	const struct slot_kind_ops *k = &kinds[kind];
-	struct slot_place p = place_of(c, kind);
+	struct slot_maps m = k->maps(c);
 
 	memset(c->zero_values, 0, (size_t)c->ncpus * k->value_size);
-	if (bpf_map_update_elem(bpf_map__fd(p.values), &slot, c->zero_values,
+	if (bpf_map_update_elem(bpf_map__fd(m.values), &slot, c->zero_values,
 				BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(p.free), NULL, &slot, BPF_ANY))
+	    bpf_map_update_elem(bpf_map__fd(m.free), NULL, &slot, BPF_ANY))
 		return -errno; /* the slot is lost: one fewer fits */
 	c->slots_back[k->high]++;
 	return 0;
@@ -289,11 +311,11 @@ void reclaim_publish(struct lt_collector *c)
 int reclaim_free_slot(struct lt_collector *c, enum slot_kind kind,
 		      const void *key)
 {
-	struct slot_place p = place_of(c, kind);
+	struct slot_maps m = kinds[kind].maps(c);
 	__u32 slot;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(p.names), key, &slot) ||
-	    bpf_map_delete_elem(bpf_map__fd(p.names), key))
+	if (bpf_map_lookup_elem(bpf_map__fd(m.names), key, &slot) ||
+	    bpf_map_delete_elem(bpf_map__fd(m.names), key))
 		return -ENOENT;
 	return queue_slot(c, kind, slot);
 }
@@ -306,10 +328,10 @@ int reclaim_fill_slots(struct lt_collector *c)
 	__u32 slot;
 
 	for (kind = 0; kind < SLOT_KIND_NR; kind++) {
-		struct slot_place p = place_of(c, kind);
+		struct slot_rows r = kinds[kind].rows(c);
 
 		for (slot = 0; slot < kinds[kind].max; slot++)
-			p.row_of[slot] = -1;
+			r.row_of[slot] = -1;
 	}
 	for (slot = 0; slot < LT_MAX_FILES; slot++)
 		if (bpf_map_update_elem(
@@ -337,10 +359,10 @@ static bool counter_sums(struct lt_collector *c, const struct idle_entry *e,
 			 uint64_t *now, uint64_t *read)
 {
 	const struct slot_kind_ops *k = &kinds[e->kind];
-	struct slot_place p = place_of(c, e->kind);
+	struct slot_maps m = k->maps(c);
 	int cpu;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(p.values), &e->slot, c->peek))
+	if (bpf_map_lookup_elem(bpf_map__fd(m.values), &e->slot, c->peek))
 		return false;
 	*now = 0;
 	for (cpu = 0; cpu < c->ncpus; cpu++)
@@ -367,10 +389,10 @@ static void advance_gen(struct lt_collector *c)
 static bool still_idle(struct lt_collector *c, const struct idle_entry *e)
 {
 	const struct slot_kind_ops *k = &kinds[e->kind];
-	struct slot_place p = place_of(c, e->kind);
+	struct slot_rows r = k->rows(c);
 
-	return *slot_of(&p, e->kind, e->row) == (__s32)e->slot &&
-	       moved_at(&p, e->kind, e->row) < c->idle_ns &&
+	return *slot_of(&r, e->kind, e->row) == (__s32)e->slot &&
+	       moved_at(&r, e->kind, e->row) < c->idle_ns &&
 	       !(k->busy && k->busy(c, e->row));
 }
 
@@ -378,32 +400,44 @@ static bool still_idle(struct lt_collector *c, const struct idle_entry *e)
  * the kernel refused. */
 static bool unname(struct lt_collector *c, const struct idle_entry *e)
 {
-	struct slot_place p = place_of(c, e->kind);
+	struct slot_rows r = kinds[e->kind].rows(c);
+	struct slot_maps m = kinds[e->kind].maps(c);
 
-	return !bpf_map_delete_elem(bpf_map__fd(p.names),
-				    key_of(&p, e->kind, e->row));
+	return !bpf_map_delete_elem(bpf_map__fd(m.names),
+				    key_of(&r, e->kind, e->row));
 }
 
 /* Puts it back; false when the key took another slot meanwhile. */
 static bool name_again(struct lt_collector *c, const struct idle_entry *e)
 {
-	struct slot_place p = place_of(c, e->kind);
+	struct slot_rows r = kinds[e->kind].rows(c);
+	struct slot_maps m = kinds[e->kind].maps(c);
 
-	return !bpf_map_update_elem(bpf_map__fd(p.names),
-				    key_of(&p, e->kind, e->row), &e->slot,
+	return !bpf_map_update_elem(bpf_map__fd(m.names),
+				    key_of(&r, e->kind, e->row), &e->slot,
 				    BPF_NOEXIST);
+}
+
+void reclaim_forget_row(struct lt_collector *c, enum slot_kind kind, size_t row,
+			__u32 slot)
+{
+	struct slot_rows r = kinds[kind].rows(c);
+
+	r.row_of[slot] = -1;
+	*slot_of(&r, kind, row) = -1;
+	kinds[kind].forget(c, row);
 }
 
 /* The slot is free again: zeroed, queued, and its row starts anew. */
 static void release(struct lt_collector *c, const struct idle_entry *e)
 {
-	struct slot_place p = place_of(c, e->kind);
+	const struct slot_kind_ops *k = &kinds[e->kind];
 
 	if (queue_slot(c, e->kind, e->slot))
 		return;
-	p.row_of[e->slot] = -1;
-	*slot_of(&p, e->kind, e->row) = -1;
-	kinds[e->kind].forget(c, e->row);
+	if (k->forget_kernel)
+		k->forget_kernel(c, e->row);
+	reclaim_forget_row(c, e->kind, e->row, e->slot);
 }
 
 /* Queues an idle slot to go back at the next read. */
@@ -446,7 +480,7 @@ static unsigned int fill_percent(struct lt_collector *c)
 	enum slot_kind kind;
 
 	for (kind = 0; kind < SLOT_KIND_NR; kind++) {
-		fill = place_of(c, kind).used * 100 / kinds[kind].max;
+		fill = kinds[kind].rows(c).used * 100 / kinds[kind].max;
 		if (fill > most)
 			most = fill;
 	}
@@ -517,13 +551,13 @@ static void choose_idle(struct lt_collector *c, uint64_t age)
 
 	for (kind = 0; kind < SLOT_KIND_NR; kind++) {
 		const struct slot_kind_ops *k = &kinds[kind];
-		struct slot_place p = place_of(c, kind);
+		struct slot_rows r = k->rows(c);
 
-		for (i = 0; i < p.n; i++) {
-			__s32 slot = *slot_of(&p, kind, i);
+		for (i = 0; i < r.n; i++) {
+			__s32 slot = *slot_of(&r, kind, i);
 
 			if (slot < 0 || (k->kept && k->kept(c, i)) ||
-			    c->read_ns - moved_at(&p, kind, i) < age)
+			    c->read_ns - moved_at(&r, kind, i) < age)
 				continue;
 			if (!choose(c, kind, i, slot))
 				break;

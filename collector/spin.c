@@ -245,7 +245,7 @@ static struct lt_spin_site judge(struct lt_collector *c,
 	close(fd);
 	/* Only a spin loop's image is looked up: few sites are. */
 	if (v.verdict != LT_SPIN_NONE) {
-		vma = locks_find_vma(c, (pid_t)k->tgid, k->ip);
+		vma = lt_vma_cache_find(&c->vmas, (pid_t)k->tgid, k->ip);
 		if (vma && !lt_spin_image_may_lock(vma->path))
 			v = (struct lt_spin_site){ .verdict = LT_SPIN_NONE };
 	}

@@ -255,10 +255,10 @@ int stacks_read(struct lt_collector *c)
 		c->lstate[i].rel_read = false;
 	}
 	c->n_gone_stacks = 0;
-	err = read_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
-			      sizeof(struct lt_stack_key),
-			      sizeof(struct lt_stack_stat), true, merge_stack,
-			      NULL);
+	err = mapio_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
+			       sizeof(struct lt_stack_key),
+			       sizeof(struct lt_stack_stat), true, merge_stack,
+			       NULL);
 	if (err)
 		return err;
 	for (i = 0; i < c->n_locks; i++) {

@@ -38,9 +38,6 @@ struct spin_bpf;
 struct bpf_object;
 struct bpf_link;
 
-#define BATCH 512
-#define MAX_VMA_CACHE 16
-
 /* The probe objects, as enum lt_probe_obj numbers them. */
 enum {
 	PROBE_FUTEX,
@@ -263,7 +260,7 @@ struct lt_collector {
 	struct lt_stack_key *gone_stacks;
 	size_t n_gone_stacks, cap_gone_stacks;
 
-	struct tid_entry *tids; /* TID -> process, for holders */
+	struct tid_entry *tids; /* TID -> process, for holders (tids.c) */
 	size_t n_tids, cap_tids;
 	struct lt_index tid_ix;
 
@@ -276,7 +273,7 @@ struct lt_collector {
 	uint64_t drops_raw[LT_DROP_REASONS]; /* as last read, by reason */
 	struct lt_snapshot snap;
 
-	void *keybuf, *valbuf; /* batch read buffers */
+	void *keybuf, *valbuf; /* batch read buffers (mapio.c) */
 	size_t keybuf_len, valbuf_len;
 	void *zero_values; /* a slot's values on every CPU, zeroed */
 	__u64 slots_back[LT_HIGH_NR]; /* given back, per enum lt_high */
@@ -285,8 +282,7 @@ struct lt_collector {
 	ssize_t file_row[LT_MAX_FILES]; /* the file of each slot, or -1 */
 	size_t file_entries; /* file slots linked to a row */
 
-	struct lt_vmas vma_cache[MAX_VMA_CACHE];
-	size_t n_vma_cache;
+	struct lt_vma_cache vmas; /* /proc/PID/maps, for this read */
 
 	struct lt_symbolizer *syms;
 	struct lt_layouts *layouts; /* file heads, for known lock layouts */
@@ -327,33 +323,39 @@ static inline int push_index(size_t **list, size_t *n, size_t *cap, size_t i)
 	return 0;
 }
 
-/* read.c: the maps read, in batches or through a reader. */
-int read_batch_bufs(struct lt_collector *c, size_t key_size, size_t vsz);
-int read_each_entry(struct lt_collector *c, int fd, size_t key_size,
-		    size_t value_size, bool percpu,
+/* mapio.c: the kernel's maps: shared, read in batches, by the readers. */
+/* Makes obj count into the futex object's shared maps; a map missing on
+ * either side fails, naming it in err. */
+int mapio_share_maps(struct lt_collector *c, struct bpf_object *obj,
+		     const char *what, char *err, size_t err_len);
+int mapio_each_entry(struct lt_collector *c, int fd, size_t key_size,
+		     size_t value_size, bool percpu,
+		     int (*fn)(struct lt_collector *c, const void *key,
+			       const void *value),
+		     size_t *seen);
+int mapio_each_slot(struct lt_collector *c, int fd, __u64 n, size_t value_size,
 		    int (*fn)(struct lt_collector *c, const void *key,
-			      const void *value),
-		    size_t *seen);
-int read_run_reader(struct lt_collector *c, struct bpf_program *prog,
-		    const void *out, size_t size, const __u32 *n,
-		    int (*fn)(struct lt_collector *c, const void *rec));
-const void *read_map_out(struct bpf_map *map);
-void read_unmap_out(struct bpf_map *map, const void *p);
+			      const void *value));
+void mapio_counter_sums(struct lt_collector *c, int fd, __u32 n,
+			uint64_t *sums);
+int mapio_run_reader(struct lt_collector *c, struct bpf_program *prog,
+		     const void *out, size_t size, const __u32 *n,
+		     int (*fn)(struct lt_collector *c, const void *rec));
+const void *mapio_map_out(struct bpf_map *map);
+void mapio_unmap_out(struct bpf_map *map, const void *p);
+
+/* read.c: the read, and the housekeeping between reads. */
 void read_start(struct lt_collector *c);
 
-/* locks.c: locks and their names. */
-/* The mappings of process pid, from /proc (cached until the read ends). */
-const struct lt_vmas *locks_vmas(struct lt_collector *c, pid_t pid);
-/* The mapping of addr in process pid, from the same. */
-const struct lt_vma *locks_find_vma(struct lt_collector *c, pid_t pid,
-				    uint64_t addr);
-void locks_forget_vmas(struct lt_collector *c);
-void locks_read_comm(struct lt_collector *c, pid_t pid, char *comm);
-bool locks_fd_path(pid_t pid, int fd, uint64_t dev, uint64_t ino, char *buf,
-		   size_t len);
-void locks_name(struct lt_collector *c, size_t i);
+/* locks.c: locks, and their figures. */
 ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key);
+/* One lock's record from the reader (struct lt_lock_rec) into its row:
+ * the figures' deltas since the last read, and their totals. */
+int locks_merge(struct lt_collector *c, const void *rec);
 int locks_read(struct lt_collector *c);
+
+/* names.c: lock names, by a table of namers. */
+void names_lock(struct lt_collector *c, size_t i);
 
 /* locksites.c: the private copies of one lock in many processes. */
 int locksites_build(struct lt_collector *c);
@@ -379,7 +381,6 @@ const char *layouts_name(struct lt_collector *c,
 void layouts_free(struct lt_collector *c);
 
 /* parties.c: holders, waiters and processes. */
-pid_t parties_tgid_of(struct lt_collector *c, __u32 tid);
 int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid);
 bool parties_may_hold(struct lt_collector *c, size_t lock, pid_t pid);
 void parties_thread_name(struct lt_collector *c, pid_t pid, pid_t tid,
@@ -400,8 +401,16 @@ void spin_pace(struct lt_collector *c);
 void spin_sampler_read(struct lt_collector *c);
 int spin_threads_read(struct lt_collector *c);
 
+/* tids.c: threads' processes, by TID. */
+/* The process of thread tid: as found before, else from /proc (kept),
+ * else from the threads that ended lately, else tid, as a PID's own. */
+pid_t tids_tgid_of(struct lt_collector *c, __u32 tid);
+/* The process of an ended thread in set (TID << 32 | tgid, sorted by
+ * tids_order()), or 0 when it is not there. */
+pid_t tids_ended_tgid(const __u64 *set, size_t n, __u32 tid);
+int tids_order(const void *a, const void *b);
+
 /* exits.c: processes and threads that ended. */
-pid_t exits_ended_tgid(const __u64 *set, size_t n, __u32 tid);
 bool exits_private_gone(const struct lt_collector *c,
 			const struct lt_lock_key *k);
 void exits_take(struct lt_collector *c);
@@ -413,6 +422,13 @@ int reclaim_free_slot(struct lt_collector *c, enum slot_kind kind,
 		      const void *key);
 void reclaim_publish(struct lt_collector *c);
 void reclaim_slots(struct lt_collector *c);
+/*
+ * The row's side of a slot of the kind that went back: the slot leads to
+ * no row, and the row, its totals kept, counts from zero against the next
+ * slot it takes. The kernel's side is the caller's.
+ */
+void reclaim_forget_row(struct lt_collector *c, enum slot_kind kind, size_t row,
+			__u32 slot);
 
 /* retire.c: rows retired. */
 void retire_rows(struct lt_collector *c);
@@ -429,17 +445,13 @@ void kspin_check(struct lt_collector *c);
 void kspin_read(struct lt_collector *c);
 
 /* klocks.c: kernel locks. */
-void klocks_name(struct lt_collector *c, size_t i);
+/* A kernel lock (names.c's table). */
+void klocks_name(struct lt_collector *c, struct lt_lock *l,
+		 const struct lock_state *s, const struct lt_where *w);
 
 /* files.c: files. */
 uint64_t files_counter_sum(const struct lt_file_stat *v);
 int files_read(struct lt_collector *c);
-
-/* attach.c: the probes loaded and attached. */
-/* Makes obj count into the futex object's shared maps; a map missing on
- * either side fails, naming it in err. */
-int attach_share_maps(struct lt_collector *c, struct bpf_object *obj,
-		      const char *what, char *err, size_t err_len);
 
 /* usdt.c: servers' own lock probes (providers.c). */
 void usdt_scan(struct lt_collector *c);
@@ -447,10 +459,11 @@ void usdt_follow(struct lt_collector *c);
 void usdt_close(struct lt_collector *c);
 /* The servers' probe object, once a server is traced; else NULL. */
 struct bpf_object *usdt_object(const struct lt_collector *c);
-bool usdt_name(struct lt_collector *c, struct lt_lock *l,
+/* A lock of a server's kind (names.c's table). */
+void usdt_name(struct lt_collector *c, struct lt_lock *l,
 	       const struct lock_state *s, const struct lt_where *w);
-/* The locks of objects whose name or storage was learned since: named
- * again (their keys stay). */
+/* The locks of objects whose name or storage was learned since: among
+ * the fresh again, to be named with them (their keys stay). */
 void usdt_rename(struct lt_collector *c);
 
 /* cost.c: the probes' cost. */

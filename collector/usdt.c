@@ -97,8 +97,8 @@ static int load(struct lt_collector *c)
 	skel->rodata->targ_pidns_ino = f->rodata->targ_pidns_ino;
 	skel->rodata->targ_pidns_level = f->rodata->targ_pidns_level;
 	set_keep(skel);
-	ret = attach_share_maps(c, skel->obj, "USDT", c->usdt->err,
-				sizeof(c->usdt->err));
+	ret = mapio_share_maps(c, skel->obj, "USDT", c->usdt->err,
+			       sizeof(c->usdt->err));
 	if (!ret)
 		ret = usdt_bpf__load(skel);
 	if (ret) {
@@ -412,7 +412,7 @@ static bool of_relation(const struct lt_provider_kind *k,
 	       k->types[type].relation && key->dev_or_tgid;
 }
 
-bool usdt_name(struct lt_collector *c, struct lt_lock *l,
+void usdt_name(struct lt_collector *c, struct lt_lock *l,
 	       const struct lock_state *s, const struct lt_where *w)
 {
 	const struct lt_provider_kind *k = lt_provider_kind_of(l->kind);
@@ -425,7 +425,7 @@ bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 	bool relation;
 
 	if (!k)
-		return false;
+		return;
 	if (mode < k->n_modes)
 		how = k->modes[mode];
 	else
@@ -443,11 +443,6 @@ bool usdt_name(struct lt_collector *c, struct lt_lock *l,
 			 known->o.name, how);
 	if (known || (relation && (s->key.dev_or_tgid >> 32)))
 		add_file(c->usdt, l, s, w, known);
-	if (w && !l->comm[0])
-		locks_read_comm(c, (pid_t)w->tgid, l->comm);
-	if (!l->comm[0] && s->n_pids)
-		locks_read_comm(c, s->pids[0], l->comm);
-	return true;
 }
 
 /* The data directory of a server's process pid: dirs[return - 1]; 0
@@ -529,9 +524,9 @@ static bool copy_objects(struct usdt_state *u)
 
 /*
  * Objects learned since the last time (the probes' objects_changed
- * moved): the locks of the objects new or changed are named again, so
- * that a lock named before its relation's name was known has it now.
- * Their keys stay.
+ * moved): the locks of the objects new or changed go back among the
+ * fresh ones, to be named again with them, so that a lock named before
+ * its relation's name was known has it now. Their keys stay.
  */
 void usdt_rename(struct lt_collector *c)
 {
@@ -556,8 +551,9 @@ void usdt_rename(struct lt_collector *c)
 		    !of_relation(k, &c->lstate[i].key))
 			continue;
 		known = learned(c, &c->lstate[i].key);
-		if (known && known->changed)
-			locks_name(c, i);
+		if (known && known->changed &&
+		    !push_index(&c->fresh, &c->n_fresh, &c->cap_fresh, i))
+			c->lstate[i].named = false;
 	}
 	for (i = 0; i < u->n_known; i++)
 		u->known[i].changed = false;

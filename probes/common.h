@@ -183,7 +183,7 @@ struct lt_lock_stat {
 	 *   spin, futex-cond and the servers' own kinds: always 0.
 	 * Only the low 32 bits are used. The reader takes any CPU's nonzero
 	 * one; the collector keeps the last nonzero one it read and finds
-	 * the process from it (parties_tgid_of(): a process ID is its own).
+	 * the process from it (tids_tgid_of(): a process ID is its own).
 	 */
 	__u64 last_holder;
 	__u64 owner_named; /* futex waits whose word named the holder */

@@ -2,8 +2,8 @@
 /*
  * The maps every probe object declares. The collector loads the futex
  * object first and hands its descriptors of the maps shared_maps.def
- * lists to each other object (bpf_map__reuse_fd, attach_share_maps() in
- * collector/attach.c), so all probes count into one set of maps. A map
+ * lists to each other object (bpf_map__reuse_fd, mapio_share_maps() in
+ * collector/mapio.c), so all probes count into one set of maps. A map
  * shared is declared here and is a row of shared_maps.def; the check at
  * the end fails the build of a row declared nowhere. key_scratch alone
  * is each object's own.

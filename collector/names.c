@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Lock names: one table of namers, a row per family of kinds (the kernel's
+ * locks, servers' own, file locks, futexes), and what every name shares:
+ * the process's name and the key across runs. The file locks' and the
+ * futexes' namers are here; the others are klocks.c's and usdt.c's.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "state.h"
+#include "providers.h"
+#include "futex.skel.h"
+
+/*
+ * A lock its store's layout names (layouts.c): "PATH chain 2558", and a
+ * key by the store's name for it, the same whatever the lock's kind (a
+ * tdb's chain, fcntl or mutex).
+ */
+static bool name_by_layout(struct lt_collector *c, struct lt_lock *l,
+			   const struct lt_layout_place *p, const char *path)
+{
+	const char *layout, *base = strrchr(path, '/');
+	char what[48];
+
+	layout = layouts_name(c, p, what, sizeof(what));
+	if (!layout)
+		return false;
+	snprintf(l->name, sizeof(l->name), "%.*s %s",
+		 (int)(sizeof(l->name) - sizeof(what) - 2), path, what);
+	snprintf(l->key, sizeof(l->key), "%s:%.*s %s", layout,
+		 (int)(sizeof(l->key) - sizeof(what) - 16),
+		 base ? base + 1 : path, what);
+	return true;
+}
+
+static void name_file_lock(struct lt_collector *c, struct lt_lock *l,
+			   const struct lock_state *s, const struct lt_where *w)
+{
+	char path[LT_NAME_LEN - 48], fd_link[64] = "";
+	struct lt_layout_place p = { .dev = s->key.dev_or_tgid,
+				     .ino = s->key.ino,
+				     .start = s->key.start,
+				     .end = s->key.end };
+	size_t i;
+	bool found = w && lt_proc_fd_path(w->tgid, w->fd, s->key.dev_or_tgid,
+					  s->key.ino, path, sizeof(path));
+
+	if (found)
+		snprintf(fd_link, sizeof(fd_link), "/proc/%u/fd/%d", w->tgid,
+			 w->fd);
+	for (i = 0; !found && i < s->n_pids; i++) {
+		/* Any waiter that still has it open under the same fd. */
+		found = w &&
+			lt_proc_fd_path(s->pids[i], w->fd, s->key.dev_or_tgid,
+					s->key.ino, path, sizeof(path));
+		if (found)
+			snprintf(fd_link, sizeof(fd_link), "/proc/%d/fd/%d",
+				 s->pids[i], w->fd);
+	}
+	if (!found && w && w->file[0])
+		snprintf(path, sizeof(path), "%s", w->file);
+	else if (!found)
+		snprintf(path, sizeof(path), "%u:%u:%llu",
+			 (unsigned int)(s->key.dev_or_tgid >> 20),
+			 (unsigned int)(s->key.dev_or_tgid & 0xfffff),
+			 (unsigned long long)s->key.ino);
+	p.path = fd_link[0] ? fd_link : NULL;
+	if (l->kind == LT_KIND_FLOCK)
+		snprintf(l->name, sizeof(l->name), "%s", path);
+	else if (LT_KEY_FOLDED(&s->key))
+		snprintf(l->name, sizeof(l->name), "%s (other ranges)", path);
+	else if (name_by_layout(c, l, &p, path))
+		return;
+	else if (s->key.end >= LT_OFFSET_EOF)
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx..EOF", path,
+			 (unsigned long long)s->key.start);
+	else if (s->key.start == s->key.end)
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx", path,
+			 (unsigned long long)s->key.start);
+	else
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx..0x%llx", path,
+			 (unsigned long long)s->key.start,
+			 (unsigned long long)s->key.end);
+}
+
+/* A futex in a shared file mapping: its full path and offset, or what
+ * the file's layout calls it. */
+/*
+ * A word of a shared file mapping that the probe took for the process's
+ * own: it could not read the maps when the word's first waits began
+ * (another thread was changing them). Placed here, in its file, for the
+ * probe's next waits on it; p gets the file. False when the file cannot
+ * be read (the process gone).
+ */
+static bool place_word(struct lt_collector *c, const struct lock_state *s,
+		       const struct lt_vma *vma, struct lt_layout_place *p)
+{
+	struct lt_ident_key ik = { .uaddr = s->key.start,
+				   .tgid = (__u32)s->key.dev_or_tgid };
+	struct lt_lock_key k = { .kind = LT_PK_FUTEX, .shared = 1 };
+	struct lt_where w = { .vm_start = vma->start,
+			      .offset = p->start,
+			      .uaddr = s->key.start,
+			      .flags = LT_VMA_FILE | LT_VMA_SHARED,
+			      .tgid = ik.tgid,
+			      .fd = -1 };
+	const char *base = strrchr(vma->path, '/');
+	struct stat st;
+	int fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	p->dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);
+	p->ino = st.st_ino;
+	k.dev_or_tgid = p->dev;
+	k.ino = p->ino;
+	k.start = p->start;
+	bpf_map_update_elem(bpf_map__fd(c->futex->maps.ident), &ik, &k,
+			    BPF_ANY);
+	/* Where it is, for its row's name, as the probe would keep it. */
+	w.dev = (__u32)p->dev;
+	w.ino = p->ino;
+	snprintf(w.file, sizeof(w.file), "%.*s", (int)sizeof(w.file) - 1,
+		 base ? base + 1 : vma->path);
+	bpf_map_update_elem(bpf_map__fd(c->futex->maps.wheres), &k, &w,
+			    BPF_NOEXIST);
+	return true;
+}
+
+static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
+			      const struct lock_state *s, pid_t pid,
+			      const struct lt_vma *vma, uint64_t addr)
+{
+	char path[LT_NAME_LEN - 48], link[80];
+	struct lt_layout_place p = { .dev = s->key.dev_or_tgid,
+				     .ino = s->key.ino,
+				     .path = link,
+				     .word = true };
+
+	lt_vma_path(vma, path, sizeof(path));
+	p.start = p.end = addr - vma->start + vma->pgoff;
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, vma->start, vma->end);
+	if ((s->key.shared || place_word(c, s, vma, &p)) &&
+	    name_by_layout(c, l, &p, path))
+		return;
+	lt_name_address(vma, addr, l->name, sizeof(l->name));
+}
+
+/*
+ * A shared word the probe kept no place for (its process's maps were
+ * changing): its address in process pid, from a mapping of its file that
+ * covers it; 0 when none does.
+ */
+static uint64_t object_address(struct lt_collector *c, pid_t pid,
+			       const struct lock_state *s)
+{
+	const struct lt_vmas *v = lt_vma_cache_get(&c->vmas, pid);
+	struct stat st;
+	size_t i;
+
+	for (i = 0; v && i < v->n; i++) {
+		const struct lt_vma *m = &v->v[i];
+
+		if (m->perms[3] != 's' || m->path[0] != '/' ||
+		    s->key.start < m->pgoff ||
+		    s->key.start - m->pgoff >= m->end - m->start ||
+		    stat(m->path, &st) || st.st_ino != s->key.ino ||
+		    ((uint64_t)major(st.st_dev) << 20 | minor(st.st_dev)) !=
+			    s->key.dev_or_tgid)
+			continue;
+		return m->start + s->key.start - m->pgoff;
+	}
+	return 0;
+}
+
+static void name_futex(struct lt_collector *c, struct lt_lock *l,
+		       const struct lock_state *s, const struct lt_where *w)
+{
+	const struct lt_vma *vma = NULL, *image = NULL;
+	const struct lt_vmas *vmas = NULL;
+	pid_t pid = w ? (pid_t)w->tgid :
+			(s->key.shared ? (s->n_pids ? s->pids[0] : 0) :
+					 (pid_t)s->key.dev_or_tgid);
+	uint64_t addr = w ? w->uaddr : (l->address ? l->address : s->key.start);
+
+	if (w)
+		l->address = w->uaddr;
+	else if (s->key.shared && pid > 0 && object_address(c, pid, s))
+		addr = l->address = object_address(c, pid, s);
+	if (pid > 0) {
+		vmas = lt_vma_cache_get(&c->vmas, pid);
+		vma = lt_vmas_find(vmas, addr);
+		image = vma ? lt_vmas_image(vmas, vma) : NULL;
+	}
+	/* A program's or library's data, .bss too: its symbol, else the
+	 * image and the address its file gives it. */
+	if (image && lt_name_image(c->syms, pid, image->start, addr, l->name,
+				   sizeof(l->name)))
+		return;
+	/* A shared file: its full path, while a process maps it. */
+	if (vma && vma->path[0] == '/' && vma->perms[3] == 's')
+		name_shared_futex(c, l, s, pid, vma, addr);
+	/* Anonymous memory, [heap] and [stack] too: from the mapping the
+	 * probe saw at the wait, alive or gone, so that one lock keeps
+	 * one name (a mapping may grow, split or merge since). */
+	else if (w && (!vma || vma->path[0] != '/') &&
+		 lt_name_where(w, addr, l->name, sizeof(l->name)))
+		return;
+	else if (vma || !w)
+		lt_name_address(vma, addr, l->name, sizeof(l->name));
+	else /* a shared file no process maps now */
+		snprintf(l->name, sizeof(l->name), "%s+0x%llx", w->file,
+			 (unsigned long long)s->key.start);
+}
+
+static bool of_kernel(enum lt_kind kind)
+{
+	return kind == LT_KIND_KERNEL;
+}
+
+static bool of_server(enum lt_kind kind)
+{
+	return lt_provider_kind_of(kind) != NULL;
+}
+
+static bool of_file(enum lt_kind kind)
+{
+	return kind == LT_KIND_FCNTL || kind == LT_KIND_OFD ||
+	       kind == LT_KIND_FLOCK;
+}
+
+/*
+ * A family of kinds and the function that names its locks: the lock's
+ * name, and its key across runs where the name alone would not do
+ * (names_lock() makes the others). where: the probes kept where each of
+ * its locks is (wheres), for the namer.
+ */
+struct namer {
+	bool (*of)(enum lt_kind kind); /* NULL: every kind left */
+	void (*name)(struct lt_collector *c, struct lt_lock *l,
+		     const struct lock_state *s, const struct lt_where *w);
+	bool where;
+};
+
+/* The first row whose family holds a lock's kind names it. */
+static const struct namer namers[] = {
+	{ of_kernel, klocks_name, false },
+	{ of_server, usdt_name, true },
+	{ of_file, name_file_lock, true },
+	{ NULL, name_futex, true }, /* the rest: futexes, words spun on */
+};
+
+void names_lock(struct lt_collector *c, size_t i)
+{
+	struct lt_lock *l = &c->locks[i];
+	struct lock_state *s = &c->lstate[i];
+	const struct namer *n = namers;
+	struct lt_where w, *wp = NULL;
+	int comms = bpf_map__fd(c->futex->maps.comms);
+
+	while (n->of && !n->of(l->kind))
+		n++;
+	if (n->where && !bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.wheres),
+					     &s->key, &w)) {
+		w.file[sizeof(w.file) - 1] = '\0';
+		wp = &w;
+	}
+	l->key[0] = '\0';
+	n->name(c, l, s, wp);
+	if (wp && !l->comm[0])
+		lt_proc_comm(comms, (pid_t)wp->tgid, l->comm);
+	if (!l->comm[0] && s->n_pids)
+		lt_proc_comm(comms, s->pids[0], l->comm);
+	/* Identity across runs: what the lock is, not where it was. In
+	 * anonymous memory that is its address: the mapping it is named
+	 * by may start elsewhere in another process of the program (one
+	 * grown, split or merged with a neighbour). */
+	if (!l->key[0] && !strncmp(l->name, "[anon@", 6))
+		snprintf(l->key, sizeof(l->key), "%s:0x%" PRIx64,
+			 lt_kind_name(l->kind), l->address);
+	if (!l->key[0])
+		snprintf(l->key, sizeof(l->key), "%s:%.*s",
+			 lt_kind_name(l->kind), (int)(sizeof(l->key) - 16),
+			 l->name);
+	s->named = true;
+}
