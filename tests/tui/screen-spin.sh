@@ -22,9 +22,11 @@ table=$tmpdir/t.tdb
 setsid "$lockbench" --lock spin -n "$procs" -l 1000000000 -H 4 --hold-us 20 \
 	--path "$table" --keep >/dev/null 2>&1 &
 lb=$!
+# locktop traces lockbench and its workers only: what else spins on
+# this machine is not theirs.
 
 T new-session -d -s lt -x 140 -y 40 \
-	"env TERM=tmux-256color LC_ALL=C $locktop -d 0.5 --no-kernel-locks 2>$tmpdir/err; sleep 60"
+	"env TERM=tmux-256color LC_ALL=C $locktop -d 0.5 --no-kernel-locks -p $lb 2>$tmpdir/err; sleep 60"
 
 wait_for "header" '^locktop [0-9:]+ +every 0.5s'
 wait_for "spin line" 'spin [0-9.]+ms/s [1-9][0-9]* spinning'
