@@ -195,7 +195,7 @@ const char *col_fmt_time_rate(const struct col_ctx *cx, uint64_t ns, char *buf,
 const struct lt_figures *col_lock_fig(const struct col_ctx *cx,
 				      const struct lt_lock *l)
 {
-	return cx->cumulative ? &l->total : &l->delta;
+	return lt_lock_figures(l, cx->cumulative);
 }
 
 const struct lt_proc_figures *col_proc_fig(const struct col_ctx *cx,

@@ -122,7 +122,10 @@ double col_per(const struct col_ctx *cx, uint64_t v);
 const char *col_fmt_time_rate(const struct col_ctx *cx, uint64_t ns, char *buf,
 			      size_t len);
 
-/* The figures a row shows: the interval's, or the whole run's. */
+/*
+ * The figures a row shows: the interval's, or the whole run's. A lock's
+ * are lt_lock_figures()'s choice.
+ */
 const struct lt_figures *col_lock_fig(const struct col_ctx *cx,
 				      const struct lt_lock *l);
 const struct lt_proc_figures *col_proc_fig(const struct col_ctx *cx,
