@@ -64,6 +64,12 @@ enum lt_kspins {
 /* "off", "visible", "hidden": the name a state has in JSON. */
 const char *lt_kspins_name(enum lt_kspins state);
 
+/* What a figure counts: figures.def's UNIT column. */
+enum lt_unit {
+	LT_UNIT_COUNT, /* things */
+	LT_UNIT_NS, /* time */
+};
+
 /* A lock's figures: the rows of figures.def, then its histograms. */
 struct lt_figures {
 #define LT_FIGURE(NAME, JSON, RECORD) uint64_t NAME;
