@@ -114,6 +114,42 @@ static int detail_identity(WINDOW *w, const struct lt_lock *l, int y, int cols)
 	return y;
 }
 
+/* The lines of the lock's figures after the waits' (figures.def's DETAIL). */
+enum detail_line { DETAIL_HOLD, DETAIL_EVENT };
+
+/* Appends "LABEL VALUE" to a line of n characters; returns its length. */
+static int detail_put(char *line, size_t len, int n, const char *label,
+		      enum lt_unit unit, uint64_t v)
+{
+	char ns[16];
+	int k;
+
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	if (unit == LT_UNIT_NS)
+		k = snprintf(line + n, len - n, "%s%s %s", n ? "  " : "", label,
+			     col_fmt_ns(v, ns, sizeof(ns)));
+	else
+		k = snprintf(line + n, len - n, "%s%s %" PRIu64, n ? "  " : "",
+			     label, v);
+	return k < 0 ? n : n + k;
+}
+
+/* One line of figures, in figures.def's order, on line y. */
+static void detail_line(WINDOW *w, const struct lt_figures *f,
+			enum detail_line which, int y, int cols)
+{
+	char line[512];
+	int n = 0;
+
+	line[0] = '\0';
+#define LT_DETAIL(NAME, UNIT, LINE, LABEL) \
+	if (which == DETAIL_##LINE)        \
+		n = detail_put(line, sizeof(line), n, LABEL, UNIT, f->NAME);
+#include "figures.def"
+	mvwaddnstr(w, y, 0, line, cols);
+}
+
 /* Waits, holds and wake-ups, on three lines; returns the line after. */
 static int detail_figures(struct screen *sc, WINDOW *w,
 			  const struct lt_figures *f, int y, int cols)
@@ -130,21 +166,8 @@ static int detail_figures(struct screen *sc, WINDOW *w,
 		 col_fmt_ns(col_lock_p99(f), d, sizeof(d)),
 		 col_fmt_ns(f->max_wait_ns, e, sizeof(e)));
 	mvwaddnstr(w, y++, 0, line, cols);
-	snprintf(line, sizeof(line),
-		 "acquires %" PRIu64 "  contended %" PRIu64
-		 "  trylock failures %" PRIu64 "  hold %s  max hold %s"
-		 "  I/O under lock %s",
-		 f->acquires, f->contended, f->trylock_failures,
-		 col_fmt_ns(f->hold_ns, a, sizeof(a)),
-		 col_fmt_ns(f->max_hold_ns, b, sizeof(b)),
-		 col_fmt_ns(f->io_under_lock_ns, c, sizeof(c)));
-	mvwaddnstr(w, y++, 0, line, cols);
-	snprintf(line, sizeof(line),
-		 "wakes %" PRIu64 "  timeouts %" PRIu64 "  interrupted %" PRIu64
-		 "  value changed %" PRIu64 "  owner died %" PRIu64,
-		 f->wakes, f->timeouts, f->interrupted, f->value_changed,
-		 f->owner_died);
-	mvwaddnstr(w, y++, 0, line, cols);
+	detail_line(w, f, DETAIL_HOLD, y++, cols);
+	detail_line(w, f, DETAIL_EVENT, y++, cols);
 	return y;
 }
 
