@@ -62,11 +62,9 @@ static int parse_name(struct diff_gate *g, char *name, const char *text,
 	m = rec_metric_parse(name);
 	if (m < 0) {
 		snprintf(err, err_len,
-			 "--fail-if '%s': unknown metric '%s' (waits, "
-			 "wait_time, hold_time, p99, contended, "
-			 "trylock_failures, samples, yields; /op after one "
-			 "but p99 for its figure per operation)",
-			 text, name);
+			 "--fail-if '%s': unknown metric '%s' (%s; /op after "
+			 "one but p99 for its figure per operation)",
+			 text, name, rec_metric_list);
 		return -1;
 	}
 	if (g->per_op && m == REC_P99) {

@@ -20,36 +20,47 @@
 
 /* ---- metrics ---- */
 
-static const char *const metric_names[REC_METRIC_NR] = {
-	[REC_WAITS] = "waits",
-	[REC_WAIT_TIME] = "wait_time",
-	[REC_HOLD_TIME] = "hold_time",
-	[REC_P99] = "p99",
-	[REC_CONTENDED] = "contended",
-	[REC_TRYLOCK_FAILURES] = "trylock_failures",
-	[REC_SAMPLES] = "samples",
-	[REC_YIELDS] = "yields",
+/* The metrics: figures.def's DIFF column, and the p99 wait. */
+struct metric {
+	const char *name; /* in --fail-if and JSON */
+	const char *label; /* for people */
+	bool time; /* a duration in ns */
 };
 
-static const char *const metric_labels[REC_METRIC_NR] = {
-	[REC_WAITS] = "waits",
-	[REC_WAIT_TIME] = "wait time",
-	[REC_HOLD_TIME] = "hold time",
-	[REC_P99] = "p99 wait",
-	[REC_CONTENDED] = "contended",
-	[REC_TRYLOCK_FAILURES] = "trylock failures",
-	[REC_SAMPLES] = "spin samples",
-	[REC_YIELDS] = "sched_yield calls",
+static const struct metric metrics[REC_METRIC_NR] = {
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	[REC_##ID] = { METRIC, LABEL, UNIT == LT_UNIT_NS },
+#include "figures.def"
+	[REC_P99] = { "p99", "p99 wait", true },
 };
+
+/* Their names in the order of enum rec_metric, which is made the same way. */
+#define REC_NAME_MAIN(METRIC) METRIC ", "
+#define REC_NAME_USED(METRIC)
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	REC_NAME_##PART(METRIC)
+const char rec_metric_list[] =
+#include "figures.def"
+	"p99"
+#undef REC_NAME_MAIN
+#undef REC_NAME_USED
+#define REC_NAME_MAIN(METRIC)
+#define REC_NAME_USED(METRIC) ", " METRIC
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	REC_NAME_##PART(METRIC)
+#include "figures.def"
+	;
+#undef REC_NAME_MAIN
+#undef REC_NAME_USED
 
 const char *rec_metric_name(enum rec_metric m)
 {
-	return (unsigned int)m < REC_METRIC_NR ? metric_names[m] : "?";
+	return (unsigned int)m < REC_METRIC_NR ? metrics[m].name : "?";
 }
 
 const char *rec_metric_label(enum rec_metric m)
 {
-	return (unsigned int)m < REC_METRIC_NR ? metric_labels[m] : "?";
+	return (unsigned int)m < REC_METRIC_NR ? metrics[m].label : "?";
 }
 
 int rec_metric_parse(const char *name)
@@ -57,14 +68,14 @@ int rec_metric_parse(const char *name)
 	int m;
 
 	for (m = 0; m < REC_METRIC_NR; m++)
-		if (!strcmp(name, metric_names[m]))
+		if (!strcmp(name, metrics[m].name))
 			return m;
 	return -1;
 }
 
 bool rec_metric_is_time(enum rec_metric m)
 {
-	return m == REC_WAIT_TIME || m == REC_HOLD_TIME || m == REC_P99;
+	return (unsigned int)m < REC_METRIC_NR && metrics[m].time;
 }
 
 void rec_fig_add(struct rec_fig *a, const struct rec_fig *b)
@@ -93,25 +104,15 @@ void rec_fig_add(struct rec_fig *a, const struct rec_fig *b)
 uint64_t rec_fig_metric(const struct rec_fig *f, enum rec_metric m)
 {
 	switch (m) {
-	case REC_WAITS:
-		return f->waits;
-	case REC_WAIT_TIME:
-		return f->wait_ns;
-	case REC_HOLD_TIME:
-		return f->hold_ns;
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	case REC_##ID:                                                  \
+		return f->NAME;
+#include "figures.def"
 	case REC_P99:
 		if (f->has_hist)
 			return lt_hist_quantile(f->wait_hist, LT_HIST_BUCKETS,
 						0.99);
 		return f->p99_wait_ns;
-	case REC_CONTENDED:
-		return f->contended;
-	case REC_TRYLOCK_FAILURES:
-		return f->trylock_failures;
-	case REC_SAMPLES:
-		return f->samples;
-	case REC_YIELDS:
-		return f->yields;
 	default:
 		return 0;
 	}

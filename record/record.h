@@ -81,22 +81,36 @@ bool record_keeps(const struct lt_lock *l, bool totals);
 
 /* ---- reading ---- */
 
+/*
+ * The metrics locktop diff compares, in its order: the rows of figures.def
+ * with a DIFF column, those of PART MAIN (REC_WAITS, REC_WAIT_TIME, ...),
+ * the p99 wait, then those of PART USED (REC_CONTENDED, ...).
+ */
+#define REC_METRIC_MAIN(ID) REC_##ID,
+#define REC_METRIC_USED(ID)
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	REC_METRIC_##PART(ID)
 enum rec_metric {
-	REC_WAITS,
-	REC_WAIT_TIME,
-	REC_HOLD_TIME,
+#include "figures.def"
 	REC_P99,
-	REC_CONTENDED,
-	REC_TRYLOCK_FAILURES,
-	REC_SAMPLES, /* spin: on-CPU samples in a spin loop */
-	REC_YIELDS, /* spin: sched_yield calls */
+#undef REC_METRIC_MAIN
+#undef REC_METRIC_USED
+#define REC_METRIC_MAIN(ID)
+#define REC_METRIC_USED(ID) REC_##ID,
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	REC_METRIC_##PART(ID)
+#include "figures.def"
 	REC_METRIC_NR,
 };
+#undef REC_METRIC_MAIN
+#undef REC_METRIC_USED
 
 /* The metric's name in --fail-if and JSON ("wait_time"), and for people. */
 const char *rec_metric_name(enum rec_metric m);
 const char *rec_metric_label(enum rec_metric m);
 int rec_metric_parse(const char *name);
+/* The names, in their order, between commas: "waits, wait_time, ...". */
+extern const char rec_metric_list[];
 /* Whether the metric is a duration in ns. */
 bool rec_metric_is_time(enum rec_metric m);
 
