@@ -23,21 +23,15 @@ const char *diff_verdict_name(enum diff_verdict v)
 
 uint64_t diff_events(const struct rec_fig *f, enum rec_metric m)
 {
-	switch (m) {
-	case REC_HOLD_TIME:
-		return f->acquires;
-	case REC_CONTENDED:
-		return f->contended;
-	case REC_TRYLOCK_FAILURES:
-		return f->trylock_failures;
-	case REC_SAMPLES:
-		return f->samples;
-	case REC_YIELDS:
-		return f->yields;
-	case REC_WAIT_TIME:
-		/* A spin lock's wait time is its samples' time. */
+	/* A spin lock's wait time is its samples' time. */
+	if (m == REC_WAIT_TIME)
 		return f->waits + f->samples;
-	default:
+	switch (m) {
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	case REC_##ID:                                                  \
+		return f->EVENTS;
+#include "figures.def"
+	default: /* the p99 wait */
 		return f->waits;
 	}
 }
@@ -47,17 +41,11 @@ static const char *event_word(enum rec_metric m, uint64_t n, bool sampled)
 	if (sampled)
 		m = REC_SAMPLES;
 	switch (m) {
-	case REC_HOLD_TIME:
-		return n == 1 ? "acquisition" : "acquisitions";
-	case REC_CONTENDED:
-		return "contended";
-	case REC_TRYLOCK_FAILURES:
-		return n == 1 ? "trylock failure" : "trylock failures";
-	case REC_SAMPLES:
-		return n == 1 ? "sample" : "samples";
-	case REC_YIELDS:
-		return n == 1 ? "sched_yield call" : "sched_yield calls";
-	default:
+#define LT_DIFF(NAME, UNIT, PART, ID, METRIC, LABEL, EVENTS, ONE, MANY) \
+	case REC_##ID:                                                  \
+		return n == 1 ? ONE : MANY;
+#include "figures.def"
+	default: /* the p99 wait */
 		return n == 1 ? "wait" : "waits";
 	}
 }
