@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the record format's pure helpers: the normalised lock keys,
- * and what the loader keeps of a kernel lock. */
+ * what the loader keeps of a kernel lock, and locktop diff's metrics. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -175,6 +175,46 @@ static void test_kernel_lock(void **state)
 	record_free(r);
 }
 
+/*
+ * locktop diff's metrics, made from figures.def: their names in --fail-if
+ * and JSON, their order and which are times stay as they were.
+ */
+static void test_metrics(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *label;
+		bool time;
+	} want[] = {
+		{ "waits", "waits", false },
+		{ "wait_time", "wait time", true },
+		{ "hold_time", "hold time", true },
+		{ "p99", "p99 wait", true },
+		{ "contended", "contended", false },
+		{ "trylock_failures", "trylock failures", false },
+		{ "samples", "spin samples", false },
+		{ "yields", "sched_yield calls", false },
+	};
+	int m;
+
+	(void)state;
+	assert_int_equal(REC_METRIC_NR, sizeof(want) / sizeof(want[0]));
+	for (m = 0; m < REC_METRIC_NR; m++) {
+		assert_string_equal(rec_metric_name(m), want[m].name);
+		assert_string_equal(rec_metric_label(m), want[m].label);
+		assert_int_equal(rec_metric_is_time(m), want[m].time);
+		assert_int_equal(rec_metric_parse(want[m].name), m);
+	}
+	assert_int_equal(REC_WAITS, 0);
+	assert_int_equal(REC_WAIT_TIME, 1);
+	assert_int_equal(REC_P99, 3);
+	assert_int_equal(REC_YIELDS, 7);
+	assert_int_equal(rec_metric_parse("max_wait_ns"), -1);
+	assert_string_equal(rec_metric_list,
+			    "waits, wait_time, hold_time, p99, contended, "
+			    "trylock_failures, samples, yields");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_short_buffer),
 		cmocka_unit_test(test_long_key),
 		cmocka_unit_test(test_kernel_lock),
+		cmocka_unit_test(test_metrics),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
