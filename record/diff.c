@@ -38,6 +38,9 @@ enum {
 	OPT_OPS,
 };
 
+/* Where --help's text takes the metrics' list (diff_help_filter()). */
+#define METRICS_MARK "@METRICS@"
+
 static const char diff_doc[] =
 	"locktop diff -- compare two recordings of locktop record.\n"
 	"\n"
@@ -66,8 +69,8 @@ static const char diff_doc[] =
 	"  locktop diff --markdown --plot waits.svg a.rec b.rec > report.md\n"
 	"  locktop diff --fail-if 'wait_time>+10%' base.rec new.rec\n"
 	"\v"
-	"--fail-if takes [KIND.]METRIC[/op] OP VALUE. METRIC is waits, wait_time, "
-	"hold_time, p99, contended or trylock_failures; KIND (futex, fcntl, "
+	"--fail-if takes [KIND.]METRIC[/op] OP VALUE. METRIC is one of " METRICS_MARK
+	"; KIND (futex, fcntl, "
 	"...) narrows it to one kind, the default is all lock kinds; /op "
 	"takes the figure per operation (with --ops). OP is > "
 	"or <. VALUE is a change in percent (+10%), a change in units (+5ms, "
@@ -376,10 +379,30 @@ static bool print_all(FILE *out, const struct diff_cmp *c, bool *crossed)
 	return true;
 }
 
+/* --help's metrics: the list --fail-if takes, made from figures.def. */
+static char *diff_help_filter(int key, const char *text, void *input)
+{
+	const char *at = text ? strstr(text, METRICS_MARK) : NULL;
+	size_t len;
+	char *out;
+
+	(void)input;
+	if (key != ARGP_KEY_HELP_POST_DOC || !at)
+		return (char *)text;
+	len = strlen(text) - strlen(METRICS_MARK) + strlen(rec_metric_list);
+	out = malloc(len + 1);
+	if (!out)
+		return (char *)text;
+	snprintf(out, len + 1, "%.*s%s%s", (int)(at - text), text,
+		 rec_metric_list, at + strlen(METRICS_MARK));
+	return out;
+}
+
 int diff_main(int argc, char **argv)
 {
-	static const struct argp argp = { diff_options, diff_parse,
-					  "BEFORE AFTER", diff_doc };
+	static const struct argp argp = { diff_options,	  diff_parse,
+					  "BEFORE AFTER", diff_doc,
+					  NULL,		  diff_help_filter };
 	struct diff_cmp c = { 0 };
 	struct record *rec[2] = { NULL, NULL };
 	char msg[512];

@@ -179,5 +179,12 @@ rc=0
 	fail "a bad cpu_user_s: exit $rc, $(cat err.txt)"
 echo "ok: elapsed and CPU first"
 
-"$locktop" diff --help | grep -q 'unclear' || fail "diff --help says nothing of unclear"
+"$locktop" diff --help >"$tmpdir/help" || fail "diff --help failed"
+grep -q 'unclear' "$tmpdir/help" || fail "diff --help says nothing of unclear"
+# --help names every metric --fail-if takes (its error lists them all).
+metrics=$("$locktop" diff --fail-if 'nosuch>1' a b 2>&1 |
+	sed -n "s/.*unknown metric 'nosuch' (\([^;]*\);.*/\1/p")
+[ -n "$metrics" ] || fail "no metric list in --fail-if's error"
+tr '\n' ' ' <"$tmpdir/help" | tr -s ' ' | grep -qF "METRIC is one of $metrics;" ||
+	fail "diff --help's metrics are not --fail-if's: $metrics"
 echo "ok: --help"
