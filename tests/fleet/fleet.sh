@@ -18,11 +18,11 @@ command -v redis-server >/dev/null || skip "redis-server is not installed"
 fleet_setup "$agent" "$src"
 
 names=(fleet-a fleet-b fleet-c)
-ports=(44431 44432 44433)
+ports=(24431 24432 24433)
 kinds=(mutex fcntl ofd)
 hosts=$(printf '127.0.0.1:%s,' "${ports[@]}")
 hosts=${hosts%,}
-rport=46391 pport=44434
+rport=26391 pport=24434
 
 for i in 0 1 2; do
 	host_start "${names[$i]}" "${ports[$i]}"

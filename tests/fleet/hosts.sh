@@ -1,6 +1,11 @@
 # Three PCP hosts on this machine, for the fleet tests. Source it after
 # ../lib.sh.
 #
+# Their ports (24431 and up, redis-server's 26391 and up) are below the
+# kernel's range of ports for outgoing connections (32768-60999 by
+# default), so that no client's connection can hold one when a daemon
+# binds it.
+#
 # A host is a pmcd of its own: its port on 127.0.0.1, its own Unix
 # socket, run directory, log and pmcd.conf, in a UTS namespace of its
 # own whose hostname is the host's name (so pmcd's hostname label, which

@@ -20,7 +20,7 @@ sitelock=$(realpath "$5")
 command -v tmux >/dev/null || skip "tmux is not installed"
 fleet_setup "$agent" "$src"
 
-port=44441 host=127.0.0.1:44441 procs=4
+port=24441 host=127.0.0.1:24441 procs=4
 host_start fleet-one "$port"
 # The workload, held until the go file appears, in a process group of
 # its own: lockbench's fcntl locks and pread I/O, run after run until

@@ -38,28 +38,28 @@ run_pmie() {
 }
 
 # An idle host: its agent traces one sleeping process.
-host_start idle 44441
+host_start idle 24441
 sleep 600 &
-host_trace idle 44441 $!
-run_pmie 44441 8
-if grep -q 'locktop:' "$tmpdir/pmie-44441.out"; then
-	cat "$tmpdir/pmie-44441.out" >&2
+host_trace idle 24441 $!
+run_pmie 24441 8
+if grep -q 'locktop:' "$tmpdir/pmie-24441.out"; then
+	cat "$tmpdir/pmie-24441.out" >&2
 	fail "a rule fired on an idle host"
 fi
-grep -q ': *true' "$tmpdir/pmie-44441.out" &&
-	fail "a rule is true on an idle host: $(cat "$tmpdir/pmie-44441.out")"
+grep -q ': *true' "$tmpdir/pmie-24441.out" &&
+	fail "a rule is true on an idle host: $(cat "$tmpdir/pmie-24441.out")"
 echo "ok: quiet on an idle host"
 
 # A host with a deadlock: two processes wait on each other's mutex.
-host_start locked 44442
+host_start locked 24442
 (
 	while [ ! -e "$tmpdir/go" ]; do sleep 0.1; done
 	exec "$deadlock" mutex "$tmpdir/dl.dat" 12 >"$tmpdir/dl.out"
 ) &
-host_trace locked 44442 $!
+host_trace locked 24442 $!
 touch "$tmpdir/go"
-run_pmie 44442 10
-grep -q 'locktop: deadlock found' "$tmpdir/pmie-44442.out" ||
-	fail "the deadlock rule did not fire: $(cat "$tmpdir/pmie-44442.out")"
-grep 'locktop: deadlock found' "$tmpdir/pmie-44442.out" | head -n 1
+run_pmie 24442 10
+grep -q 'locktop: deadlock found' "$tmpdir/pmie-24442.out" ||
+	fail "the deadlock rule did not fire: $(cat "$tmpdir/pmie-24442.out")"
+grep 'locktop: deadlock found' "$tmpdir/pmie-24442.out" | head -n 1
 echo PASS

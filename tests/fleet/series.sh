@@ -15,7 +15,7 @@ command -v pmseries >/dev/null || skip "pmseries is not installed"
 /usr/bin/python3 -c 'from pcp import pmi' 2>/dev/null ||
 	skip "python3-pcp is not installed"
 trap fleet_cleanup EXIT
-rport=46392 pport=44435
+rport=26392 pport=24435
 
 series_start "$rport" "$pport" false
 
