@@ -195,11 +195,12 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 			(s->key.shared ? (s->n_pids ? s->pids[0] : 0) :
 					 (pid_t)s->key.dev_or_tgid);
 	uint64_t addr = w ? w->uaddr : (l->address ? l->address : s->key.start);
+	uint64_t at;
 
 	if (w)
 		l->address = w->uaddr;
-	else if (s->key.shared && pid > 0 && object_address(c, pid, s))
-		addr = l->address = object_address(c, pid, s);
+	else if (s->key.shared && pid > 0 && (at = object_address(c, pid, s)))
+		addr = l->address = at;
 	if (pid > 0) {
 		vmas = lt_vma_cache_get(&c->vmas, pid);
 		vma = lt_vmas_find(vmas, addr);
