@@ -49,8 +49,8 @@ static int add_traced(struct lt_collector *c, pid_t pid, char *err,
 		snprintf(err, err_len, "no process with PID %d", pid);
 		return -ESRCH;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(c->futex->maps.traced), &key, &one,
-				BPF_ANY)) {
+	if (bpf_map_update_elem(bpf_map__fd(c->obj.futex->maps.traced), &key,
+				&one, BPF_ANY)) {
 		snprintf(err, err_len, "cannot trace PID %d: %s", pid,
 			 strerror(errno));
 		return -errno;
@@ -72,20 +72,20 @@ static void add_descendants(struct lt_collector *c,
 	size_t n, i;
 	int pass;
 
-	c->n_traced = opts->n_pids;
+	c->opts.n_traced = opts->n_pids;
 	for (pass = 0; pass < 2 && opts->n_pids; pass++) {
 		n = lt_proc_descendants(opts->pids, opts->n_pids, &found);
 		for (i = opts->n_pids; i < n; i++)
 			add_traced(c, found[i], err, sizeof(err));
-		if (n > c->n_traced)
-			c->n_traced = n;
+		if (n > c->opts.n_traced)
+			c->opts.n_traced = n;
 		free(found);
 	}
 }
 
 size_t lt_collector_traced(const struct lt_collector *c)
 {
-	return c->n_traced;
+	return c->opts.n_traced;
 }
 
 #define SET_TARGETS(skel, opts, obj, ns)                               \
@@ -145,13 +145,13 @@ static int set_targets(struct lt_collector *c, const struct lt_options *opts,
 		ret = pidns_level(&ns, err, err_len);
 	if (ret)
 		return ret;
-	SET_TARGETS(c->futex, opts, LT_OBJ_FUTEX, &ns);
-	SET_TARGETS(c->filelock, opts, LT_OBJ_FILELOCK, &ns);
-	SET_TARGETS(c->fileio, opts, LT_OBJ_FILEIO, &ns);
-	SET_TARGETS(c->spin, opts, LT_OBJ_SPIN, &ns);
-	SET_TARGETS(c->reader, opts, LT_OBJ_NR, &ns);
-	if (c->klock)
-		SET_TARGETS(c->klock, opts, LT_OBJ_KERNEL, &ns);
+	SET_TARGETS(c->obj.futex, opts, LT_OBJ_FUTEX, &ns);
+	SET_TARGETS(c->obj.filelock, opts, LT_OBJ_FILELOCK, &ns);
+	SET_TARGETS(c->obj.fileio, opts, LT_OBJ_FILEIO, &ns);
+	SET_TARGETS(c->obj.spin, opts, LT_OBJ_SPIN, &ns);
+	SET_TARGETS(c->obj.reader, opts, LT_OBJ_NR, &ns);
+	if (c->obj.klock)
+		SET_TARGETS(c->obj.klock, opts, LT_OBJ_KERNEL, &ns);
 	return 0;
 }
 
@@ -179,30 +179,30 @@ static int init_state(struct lt_collector *c, const struct lt_options *opts,
 {
 	size_t i;
 
-	c->stats_fd = -1;
-	c->stacks = opts->stacks;
-	c->retire_s = opts->retire_s;
-	c->syms = lt_symbolizer_new();
-	c->snap_buf = malloc(sizeof(*c->snap_buf));
-	c->interval_ms = opts->interval_ms ? opts->interval_ms : 1000;
-	c->ncpus = libbpf_num_possible_cpus();
+	c->cost.stats_fd = -1;
+	c->opts.stacks = opts->stacks;
+	c->opts.retire_s = opts->retire_s;
+	c->naming.syms = lt_symbolizer_new();
+	c->stacktab.snap_buf = malloc(sizeof(*c->stacktab.snap_buf));
+	c->opts.interval_ms = opts->interval_ms ? opts->interval_ms : 1000;
+	c->opts.ncpus = libbpf_num_possible_cpus();
 	for (i = 0; i < PROBE_NR; i++)
-		snprintf(c->probes[i].name, sizeof(c->probes[i].name), "%s",
-			 probe_names[i]);
-	if (c->ncpus <= 0 || !c->syms || !c->snap_buf ||
-	    lt_index_init(&c->lock_ix, sizeof(struct lt_lock_key),
+		snprintf(c->cost.probes[i].name, sizeof(c->cost.probes[i].name),
+			 "%s", probe_names[i]);
+	if (c->opts.ncpus <= 0 || !c->naming.syms || !c->stacktab.snap_buf ||
+	    lt_index_init(&c->locktab.lock_ix, sizeof(struct lt_lock_key),
 			  sizeof(struct lock_state)) ||
-	    lt_index_init(&c->proc_ix, sizeof(__u32),
+	    lt_index_init(&c->proctab.proc_ix, sizeof(__u32),
 			  sizeof(struct proc_state)) ||
-	    lt_index_init(&c->file_ix, sizeof(struct lt_file_key),
+	    lt_index_init(&c->filetab.file_ix, sizeof(struct lt_file_key),
 			  sizeof(struct file_state)) ||
-	    lt_index_init(&c->tid_ix, sizeof(__u32),
+	    lt_index_init(&c->tidtab.tid_ix, sizeof(__u32),
 			  sizeof(struct tid_entry)) ||
-	    lt_index_init(&c->party_ix, sizeof(struct lt_party_key),
+	    lt_index_init(&c->parties.party_ix, sizeof(struct lt_party_key),
 			  sizeof(struct party_state)) ||
-	    lt_index_init(&c->side_ix, sizeof(struct side_key),
+	    lt_index_init(&c->parties.side_ix, sizeof(struct side_key),
 			  sizeof(struct side_state)) ||
-	    lt_index_init(&c->stext_ix, sizeof(struct lt_stack_key),
+	    lt_index_init(&c->stacktab.stext_ix, sizeof(struct lt_stack_key),
 			  sizeof(struct stack_text))) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
@@ -216,15 +216,16 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 {
 	int ret;
 
-	c->futex = futex_bpf__open();
-	c->filelock = filelock_bpf__open();
-	c->fileio = fileio_bpf__open();
-	c->reader = reader_bpf__open();
+	c->obj.futex = futex_bpf__open();
+	c->obj.filelock = filelock_bpf__open();
+	c->obj.fileio = fileio_bpf__open();
+	c->obj.reader = reader_bpf__open();
 	if (!opts->no_kernel_locks)
-		c->klock = klock_bpf__open();
-	c->spin = spin_bpf__open();
-	if (!c->futex || !c->filelock || !c->fileio || !c->reader || !c->spin ||
-	    (!opts->no_kernel_locks && !c->klock)) {
+		c->obj.klock = klock_bpf__open();
+	c->obj.spin = spin_bpf__open();
+	if (!c->obj.futex || !c->obj.filelock || !c->obj.fileio ||
+	    !c->obj.reader || !c->obj.spin ||
+	    (!opts->no_kernel_locks && !c->obj.klock)) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot open the probes: %s",
 			 strerror(errno));
@@ -234,29 +235,31 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 	if (ret)
 		return ret;
 	/* Run once by reclaim_fill_slots(), never attached. */
-	bpf_program__set_autoattach(c->filelock->progs.lt_fill_owners, false);
+	bpf_program__set_autoattach(c->obj.filelock->progs.lt_fill_owners,
+				    false);
 	/* Snapshots of new stacks take preallocated room only when asked. */
-	bpf_map__set_max_entries(c->futex->maps.stack_snaps,
+	bpf_map__set_max_entries(c->obj.futex->maps.stack_snaps,
 				 opts->stacks ? LT_MAX_SNAPS : 1);
-	bpf_map__set_max_entries(c->futex->maps.releases,
+	bpf_map__set_max_entries(c->obj.futex->maps.releases,
 				 opts->stacks ? LT_MAX_LOCKS : 1);
 	/* A futex2 wake's end matters only to its release's stack. */
-	bpf_program__set_autoload(c->futex->progs.lt_futex2_wake_x,
+	bpf_program__set_autoload(c->obj.futex->progs.lt_futex2_wake_x,
 				  opts->stacks);
-	c->reader->rodata->nr_cpus = (__u32)c->ncpus;
+	c->obj.reader->rodata->nr_cpus = (__u32)c->opts.ncpus;
 	/* Epoch 0 is no epoch: a slot whose stamp is 0 is not in use. */
-	c->futex->bss->epoch = 1;
-	c->filelock->bss->epoch = 1;
-	c->fileio->bss->epoch = 1;
-	if (c->klock)
-		c->klock->bss->epoch = 1;
-	c->spin->bss->epoch = 1;
-	c->spin_hz = opts->spin_hz == LT_SPIN_HZ_OFF ? 0 :
-		     opts->spin_hz		     ? opts->spin_hz :
-						       LT_SPIN_HZ;
-	if (c->spin_hz)
-		c->spin->rodata->targ_sample_ns = 1000000000ULL / c->spin_hz;
-	c->spin_always = !c->spin_hz || opts->spin_always;
+	c->obj.futex->bss->epoch = 1;
+	c->obj.filelock->bss->epoch = 1;
+	c->obj.fileio->bss->epoch = 1;
+	if (c->obj.klock)
+		c->obj.klock->bss->epoch = 1;
+	c->obj.spin->bss->epoch = 1;
+	c->sampler.spin_hz = opts->spin_hz == LT_SPIN_HZ_OFF ? 0 :
+			     opts->spin_hz		     ? opts->spin_hz :
+							       LT_SPIN_HZ;
+	if (c->sampler.spin_hz)
+		c->obj.spin->rodata->targ_sample_ns =
+			1000000000ULL / c->sampler.spin_hz;
+	c->sampler.spin_always = !c->sampler.spin_hz || opts->spin_always;
 	return 0;
 }
 
@@ -264,13 +267,13 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
  * names of file lock contexts. */
 static int load_klock(struct lt_collector *c, char *err, size_t err_len)
 {
-	int ret =
-		mapio_share_maps(c, c->klock->obj, "kernel lock", err, err_len);
+	int ret = mapio_share_maps(c, c->obj.klock->obj, "kernel lock", err,
+				   err_len);
 
 	if (ret)
 		return ret;
-	ret = bpf_map__reuse_fd(c->klock->maps.flc_names,
-				bpf_map__fd(c->filelock->maps.flc_names));
+	ret = bpf_map__reuse_fd(c->obj.klock->maps.flc_names,
+				bpf_map__fd(c->obj.filelock->maps.flc_names));
 	if (ret) {
 		snprintf(err, err_len,
 			 "cannot share map flc_names with the kernel lock "
@@ -278,7 +281,7 @@ static int load_klock(struct lt_collector *c, char *err, size_t err_len)
 			 strerror(-ret));
 		return ret;
 	}
-	ret = klock_bpf__load(c->klock);
+	ret = klock_bpf__load(c->obj.klock);
 	if (ret)
 		return load_error(err, err_len, "kernel lock", ret);
 	return 0;
@@ -289,41 +292,43 @@ static int load_probes(struct lt_collector *c, char *err, size_t err_len)
 {
 	int ret;
 
-	ret = futex_bpf__load(c->futex);
+	ret = futex_bpf__load(c->obj.futex);
 	if (ret)
 		return load_error(err, err_len, "futex", ret);
-	ret = mapio_share_maps(c, c->filelock->obj, "file lock", err, err_len);
+	ret = mapio_share_maps(c, c->obj.filelock->obj, "file lock", err,
+			       err_len);
 	if (ret)
 		return ret;
-	ret = filelock_bpf__load(c->filelock);
+	ret = filelock_bpf__load(c->obj.filelock);
 	if (ret)
 		return load_error(err, err_len, "file lock", ret);
-	ret = mapio_share_maps(c, c->fileio->obj, "pread", err, err_len);
+	ret = mapio_share_maps(c, c->obj.fileio->obj, "pread", err, err_len);
 	if (ret)
 		return ret;
-	ret = fileio_bpf__load(c->fileio);
+	ret = fileio_bpf__load(c->obj.fileio);
 	if (ret)
 		return load_error(err, err_len, "pread", ret);
-	if (c->klock) {
+	if (c->obj.klock) {
 		ret = load_klock(c, err, err_len);
 		if (ret)
 			return ret;
 		/* Read now, while loading: /proc/kallsyms takes a few tenths
 		 * of a second, which would stretch the first interval that
 		 * meets a kernel lock. */
-		c->ksyms = lt_ksyms_load_running();
+		c->naming.ksyms = lt_ksyms_load_running();
 	}
 	spin_prepare(c);
-	ret = mapio_share_maps(c, c->spin->obj, "spin", err, err_len);
+	ret = mapio_share_maps(c, c->obj.spin->obj, "spin", err, err_len);
 	if (ret)
 		return ret;
-	ret = spin_bpf__load(c->spin);
+	ret = spin_bpf__load(c->obj.spin);
 	if (ret)
 		return load_error(err, err_len, "spin", ret);
-	ret = mapio_share_maps(c, c->reader->obj, "map reader", err, err_len);
+	ret = mapio_share_maps(c, c->obj.reader->obj, "map reader", err,
+			       err_len);
 	if (ret)
 		return ret;
-	ret = reader_bpf__load(c->reader);
+	ret = reader_bpf__load(c->obj.reader);
 	if (ret)
 		return load_error(err, err_len, "map reader", ret);
 	return 0;
@@ -340,10 +345,10 @@ static int prepare_reads(struct lt_collector *c, char *err, size_t err_len)
 			 strerror(-ret));
 		return ret;
 	}
-	c->lock_out = mapio_map_out(c->reader->maps.lock_out);
-	c->party_out = mapio_map_out(c->reader->maps.party_out);
-	c->wait_out = mapio_map_out(c->reader->maps.wait_out);
-	if (!c->lock_out || !c->party_out || !c->wait_out) {
+	c->obj.lock_out = mapio_map_out(c->obj.reader->maps.lock_out);
+	c->obj.party_out = mapio_map_out(c->obj.reader->maps.party_out);
+	c->obj.wait_out = mapio_map_out(c->obj.reader->maps.wait_out);
+	if (!c->obj.lock_out || !c->obj.party_out || !c->obj.wait_out) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot map the readers' output: %s",
 			 strerror(errno));
@@ -357,16 +362,16 @@ static int attach_probes(struct lt_collector *c, char *err, size_t err_len)
 {
 	int ret;
 
-	ret = futex_bpf__attach(c->futex);
+	ret = futex_bpf__attach(c->obj.futex);
 	if (ret)
 		return attach_error(err, err_len, "futex", ret);
-	ret = filelock_bpf__attach(c->filelock);
+	ret = filelock_bpf__attach(c->obj.filelock);
 	if (ret)
 		return attach_error(err, err_len, "file lock", ret);
-	ret = fileio_bpf__attach(c->fileio);
+	ret = fileio_bpf__attach(c->obj.fileio);
 	if (ret)
 		return attach_error(err, err_len, "pread", ret);
-	ret = c->klock ? klock_bpf__attach(c->klock) : 0;
+	ret = c->obj.klock ? klock_bpf__attach(c->obj.klock) : 0;
 	if (ret)
 		return attach_error(err, err_len, "kernel lock", ret);
 	return spin_attach(c, err, err_len);
@@ -410,7 +415,7 @@ int lt_collector_open(const struct lt_options *opts, struct lt_collector **out,
 	/* The probes' own cost: the first interval is a sampling window
 	 * (see cost_read()); the kernel turns the statistics off when the
 	 * last descriptor closes. */
-	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	c->cost.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	cost_calibrate(c);
 	cost_window_open(c);
 
@@ -437,68 +442,69 @@ void lt_collector_close(struct lt_collector *c)
 	if (!c)
 		return;
 	/* Detach first: nothing may run while the rest is freed. */
-	if (c->reader) {
-		mapio_unmap_out(c->reader->maps.lock_out, c->lock_out);
-		mapio_unmap_out(c->reader->maps.party_out, c->party_out);
-		mapio_unmap_out(c->reader->maps.wait_out, c->wait_out);
+	if (c->obj.reader) {
+		mapio_unmap_out(c->obj.reader->maps.lock_out, c->obj.lock_out);
+		mapio_unmap_out(c->obj.reader->maps.party_out,
+				c->obj.party_out);
+		mapio_unmap_out(c->obj.reader->maps.wait_out, c->obj.wait_out);
 	}
 	usdt_close(c);
-	reader_bpf__destroy(c->reader);
-	klock_bpf__destroy(c->klock);
+	reader_bpf__destroy(c->obj.reader);
+	klock_bpf__destroy(c->obj.klock);
 	spin_detach(c);
-	spin_bpf__destroy(c->spin);
-	fileio_bpf__destroy(c->fileio);
-	filelock_bpf__destroy(c->filelock);
-	futex_bpf__destroy(c->futex);
-	if (c->stats_fd >= 0)
-		close(c->stats_fd);
-	lt_vma_cache_forget(&c->vmas);
-	for (i = 0; i < c->n_locks; i++) {
-		free(c->lstate[i].pids);
-		free(c->lstate[i].stack);
+	spin_bpf__destroy(c->obj.spin);
+	fileio_bpf__destroy(c->obj.fileio);
+	filelock_bpf__destroy(c->obj.filelock);
+	futex_bpf__destroy(c->obj.futex);
+	if (c->cost.stats_fd >= 0)
+		close(c->cost.stats_fd);
+	lt_vma_cache_forget(&c->naming.vmas);
+	for (i = 0; i < c->locktab.n_locks; i++) {
+		free(c->locktab.lstate[i].pids);
+		free(c->locktab.lstate[i].stack);
 	}
-	lt_symbolizer_free(c->syms);
+	lt_symbolizer_free(c->naming.syms);
 	layouts_free(c);
-	lt_ksyms_free(c->ksyms);
-	free(c->locks);
-	free(c->lstate);
+	lt_ksyms_free(c->naming.ksyms);
+	free(c->locktab.locks);
+	free(c->locktab.lstate);
 	locksites_free(c);
-	free(c->procs);
-	free(c->pstate);
-	free(c->files);
-	free(c->fstate);
-	free(c->tids);
-	free(c->gone);
-	free(c->gone_tids);
-	free(c->stale_tids);
-	free(c->gone_stacks);
-	free(c->site_keys);
-	free(c->spin_keys);
-	free(c->snap_buf);
-	free(c->party);
-	free(c->side);
-	free(c->live);
-	free(c->was_live);
-	free(c->fresh);
-	free(c->waited);
-	free(c->spinning);
-	free(c->edges);
-	free(c->deadlocks);
-	free(c->keybuf);
-	free(c->valbuf);
-	free(c->zero_values);
-	free(c->peek);
-	free(c->idle);
+	free(c->proctab.procs);
+	free(c->proctab.pstate);
+	free(c->filetab.files);
+	free(c->filetab.fstate);
+	free(c->tidtab.tids);
+	free(c->exits.gone);
+	free(c->exits.gone_tids);
+	free(c->exits.stale_tids);
+	free(c->exits.gone_stacks);
+	free(c->callsites.site_keys);
+	free(c->sampler.spin_keys);
+	free(c->stacktab.snap_buf);
+	free(c->parties.party);
+	free(c->parties.side);
+	free(c->locktab.live);
+	free(c->locktab.was_live);
+	free(c->locktab.fresh);
+	free(c->inflight.waited);
+	free(c->sampler.spinning);
+	free(c->inflight.edges);
+	free(c->inflight.deadlocks);
+	free(c->mapio.keybuf);
+	free(c->mapio.valbuf);
+	free(c->slots.zero_values);
+	free(c->slots.peek);
+	free(c->slots.idle);
 
-	lt_index_free(&c->lock_ix);
-	lt_index_free(&c->proc_ix);
-	lt_index_free(&c->file_ix);
-	lt_index_free(&c->tid_ix);
-	lt_index_free(&c->party_ix);
-	lt_index_free(&c->side_ix);
-	for (i = 0; i < c->n_stexts; i++)
-		free(c->stexts[i].text);
-	free(c->stexts);
-	lt_index_free(&c->stext_ix);
+	lt_index_free(&c->locktab.lock_ix);
+	lt_index_free(&c->proctab.proc_ix);
+	lt_index_free(&c->filetab.file_ix);
+	lt_index_free(&c->tidtab.tid_ix);
+	lt_index_free(&c->parties.party_ix);
+	lt_index_free(&c->parties.side_ix);
+	for (i = 0; i < c->stacktab.n_stexts; i++)
+		free(c->stacktab.stexts[i].text);
+	free(c->stacktab.stexts);
+	lt_index_free(&c->stacktab.stext_ix);
 	free(c);
 }

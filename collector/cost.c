@@ -37,11 +37,11 @@ static void prog_stats(struct bpf_object *obj, uint64_t *cnt, uint64_t *ns)
 /* The probe objects, in enum lt_probe_obj order; NULL: not loaded. */
 static void objects(struct lt_collector *c, struct bpf_object **objs)
 {
-	objs[PROBE_FUTEX] = c->futex->obj;
-	objs[PROBE_FILELOCK] = c->filelock->obj;
-	objs[PROBE_FILEIO] = c->fileio->obj;
-	objs[PROBE_KERNEL] = c->klock ? c->klock->obj : NULL;
-	objs[PROBE_SPIN] = c->spin->obj;
+	objs[PROBE_FUTEX] = c->obj.futex->obj;
+	objs[PROBE_FILELOCK] = c->obj.filelock->obj;
+	objs[PROBE_FILEIO] = c->obj.fileio->obj;
+	objs[PROBE_KERNEL] = c->obj.klock ? c->obj.klock->obj : NULL;
+	objs[PROBE_SPIN] = c->obj.spin->obj;
 	objs[PROBE_USDT] = usdt_object(c);
 }
 
@@ -49,7 +49,7 @@ static void objects(struct lt_collector *c, struct bpf_object **objs)
 static void read_runs(struct lt_collector *c, uint64_t *runs)
 {
 	memset(runs, 0, LT_OBJ_NR * sizeof(*runs));
-	mapio_counter_sums(c, bpf_map__fd(c->futex->maps.runs), LT_OBJ_NR,
+	mapio_counter_sums(c, bpf_map__fd(c->obj.futex->maps.runs), LT_OBJ_NR,
 			   runs);
 }
 
@@ -58,22 +58,23 @@ static void read_runs(struct lt_collector *c, uint64_t *runs)
  * then at every LT_STATS_EVERYth read, LT_STATS_GAP_S after the last at
  * the earliest. It closes once it measured enough runs (see
  * cost_window_close()), after LT_STATS_WINDOW_MS at least and a second at
- * most, so the statistics are on a few percent of the time. The kernel keeps them on while
- * anyone holds a descriptor; closing ours restores what was there.
+ * most, so the statistics are on a few percent of the time. The kernel
+ * keeps them on while anyone holds a descriptor; closing ours restores
+ * what was there.
  */
 void cost_window_open(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR];
 	size_t i;
 
-	if (c->stats_fd < 0)
-		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (c->stats_fd < 0)
+	if (c->cost.stats_fd < 0)
+		c->cost.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (c->cost.stats_fd < 0)
 		return;
 	objects(c, objs);
 	for (i = 0; i < PROBE_NR; i++)
-		prog_stats(objs[i], &c->win_cnt[i], &c->win_ns[i]);
-	c->win_opened = lt_mono_ns();
+		prog_stats(objs[i], &c->cost.win_cnt[i], &c->cost.win_ns[i]);
+	c->cost.win_opened = lt_mono_ns();
 }
 
 /*
@@ -88,23 +89,23 @@ static void window_take(struct lt_collector *c, bool final)
 
 	objects(c, objs);
 	for (i = 0; i < PROBE_NR; i++) {
-		struct lt_probe_cost *pc = &c->probes[i];
+		struct lt_probe_cost *pc = &c->cost.probes[i];
 
 		prog_stats(objs[i], &cnt, &ns);
-		if (cnt <= c->win_cnt[i])
+		if (cnt <= c->cost.win_cnt[i])
 			continue;
-		cnt -= c->win_cnt[i];
-		ns -= c->win_ns[i];
+		cnt -= c->cost.win_cnt[i];
+		ns -= c->cost.win_ns[i];
 		/* A few runs do not replace a figure from many. */
-		if (cnt >= LT_STATS_MIN_RUNS || cnt >= c->measured[i]) {
+		if (cnt >= LT_STATS_MIN_RUNS || cnt >= c->cost.measured[i]) {
 			pc->ns_per_run = (double)ns / (double)cnt;
-			c->measured[i] = cnt;
+			c->cost.measured[i] = cnt;
 		}
-		pc->sampled_cnt = c->closed_cnt[i] + cnt;
-		pc->sampled_ns = c->closed_ns[i] + ns;
+		pc->sampled_cnt = c->cost.closed_cnt[i] + cnt;
+		pc->sampled_ns = c->cost.closed_ns[i] + ns;
 		if (final) {
-			c->closed_cnt[i] += cnt;
-			c->closed_ns[i] += ns;
+			c->cost.closed_cnt[i] += cnt;
+			c->cost.closed_ns[i] += ns;
 		}
 	}
 }
@@ -118,23 +119,23 @@ static void window_take(struct lt_collector *c, bool final)
 void cost_window_close(struct lt_collector *c)
 {
 	struct bpf_object *objs[PROBE_NR];
-	uint64_t age = lt_mono_ns() - c->win_opened, cnt, ns, most = 0;
+	uint64_t age = lt_mono_ns() - c->cost.win_opened, cnt, ns, most = 0;
 	size_t i;
 
-	if (c->stats_fd < 0 || age < LT_STATS_WINDOW_MS * 1000000ULL)
+	if (c->cost.stats_fd < 0 || age < LT_STATS_WINDOW_MS * 1000000ULL)
 		return;
 	objects(c, objs);
 	for (i = 0; i < PROBE_NR; i++) {
 		prog_stats(objs[i], &cnt, &ns);
-		if (cnt - c->win_cnt[i] > most)
-			most = cnt - c->win_cnt[i];
+		if (cnt - c->cost.win_cnt[i] > most)
+			most = cnt - c->cost.win_cnt[i];
 	}
 	if (!most || (most < LT_STATS_MIN_RUNS && age < 1000000000ULL))
 		return;
 	window_take(c, true);
-	close(c->stats_fd);
-	c->stats_fd = -1;
-	c->win_closed = lt_mono_ns();
+	close(c->cost.stats_fd);
+	c->cost.stats_fd = -1;
+	c->cost.win_closed = lt_mono_ns();
 }
 
 /*
@@ -152,25 +153,27 @@ void cost_window_retry(struct lt_collector *c)
 	bool busy = false;
 	size_t i;
 
-	if (c->stats_fd >= 0)
+	if (c->cost.stats_fd >= 0)
 		return;
 	/* Most of the time every figure stands: nothing to read. */
 	for (i = 0; i < PROBE_NR; i++)
-		if (c->measured[i] < LT_STATS_MIN_RUNS && !c->retried[i])
+		if (c->cost.measured[i] < LT_STATS_MIN_RUNS &&
+		    !c->cost.retried[i])
 			break;
 	if (i == PROBE_NR)
 		return;
 	read_runs(c, runs);
 	for (i = 0; i < PROBE_NR; i++) {
-		if (c->measured[i] >= LT_STATS_MIN_RUNS || c->retried[i] ||
-		    runs[i] - c->probes[i].run_cnt < LT_STATS_MIN_RUNS)
+		if (c->cost.measured[i] >= LT_STATS_MIN_RUNS ||
+		    c->cost.retried[i] ||
+		    runs[i] - c->cost.probes[i].run_cnt < LT_STATS_MIN_RUNS)
 			continue;
-		c->retried[i] = true;
+		c->cost.retried[i] = true;
 		busy = true;
 	}
 	if (busy) {
 		cost_window_open(c);
-		c->win_retry = c->stats_fd >= 0;
+		c->cost.win_retry = c->cost.stats_fd >= 0;
 	}
 }
 
@@ -189,14 +192,15 @@ static void retry_settle(struct lt_collector *c)
 	size_t i;
 
 	objects(c, objs);
-	while (lt_mono_ns() - c->win_opened < LT_STATS_WINDOW_MS * 1000000ULL) {
+	while (lt_mono_ns() - c->cost.win_opened <
+	       LT_STATS_WINDOW_MS * 1000000ULL) {
 		thin = false;
 		for (i = 0; i < PROBE_NR; i++) {
-			if (!c->retried[i] ||
-			    c->measured[i] >= LT_STATS_MIN_RUNS)
+			if (!c->cost.retried[i] ||
+			    c->cost.measured[i] >= LT_STATS_MIN_RUNS)
 				continue;
 			prog_stats(objs[i], &cnt, &ns);
-			if (cnt - c->win_cnt[i] < LT_STATS_MIN_RUNS)
+			if (cnt - c->cost.win_cnt[i] < LT_STATS_MIN_RUNS)
 				thin = true;
 		}
 		if (!thin)
@@ -213,16 +217,16 @@ void cost_read(struct lt_collector *c)
 	/* A burst that began since the last housekeeping is measured before
 	 * it is charged. */
 	cost_window_retry(c);
-	if (c->stats_fd >= 0 && c->win_retry)
+	if (c->cost.stats_fd >= 0 && c->cost.win_retry)
 		retry_settle(c);
-	if (c->stats_fd >= 0)
+	if (c->cost.stats_fd >= 0)
 		window_take(c, false); /* the best figure so far */
 	cost_window_close(c);
 	read_runs(c, runs);
 	c->snap.events_delta = 0;
 	c->snap.events_total = 0;
 	for (i = 0; i < PROBE_NR; i++) {
-		struct lt_probe_cost *pc = &c->probes[i];
+		struct lt_probe_cost *pc = &c->cost.probes[i];
 
 		pc->delta_cnt = diff(runs[i], pc->run_cnt);
 		pc->run_cnt = runs[i];
@@ -237,11 +241,13 @@ void cost_read(struct lt_collector *c)
 				      ns_total / (c->snap.interval_s * 1e7) :
 				      0;
 	/* Every LT_STATS_EVERY reads, and LT_STATS_GAP_S after the last. */
-	if (++c->stat_reads % LT_STATS_EVERY == 0 && c->stats_fd < 0 &&
-	    lt_mono_ns() - c->win_closed >= LT_STATS_GAP_S * 1000000000ULL) {
-		memset(c->retried, 0, sizeof(c->retried));
+	if (++c->cost.stat_reads % LT_STATS_EVERY == 0 &&
+	    c->cost.stats_fd < 0 &&
+	    lt_mono_ns() - c->cost.win_closed >=
+		    LT_STATS_GAP_S * 1000000000ULL) {
+		memset(c->cost.retried, 0, sizeof(c->cost.retried));
 		cost_window_open(c);
-		c->win_retry = false;
+		c->cost.win_retry = false;
 	}
 }
 
@@ -273,10 +279,10 @@ void cost_calibrate(struct lt_collector *c)
 {
 	double nop, clk;
 
-	if (c->stats_fd < 0)
+	if (c->cost.stats_fd < 0)
 		return;
-	nop = calib_run(c->reader->progs.lt_calib_nop, CALIB_RUNS);
-	clk = calib_run(c->reader->progs.lt_calib_clock, CALIB_RUNS);
+	nop = calib_run(c->obj.reader->progs.lt_calib_nop, CALIB_RUNS);
+	clk = calib_run(c->obj.reader->progs.lt_calib_clock, CALIB_RUNS);
 	c->snap.probe_floor_ns = nop;
 	c->snap.clock_ns = clk > nop ? (clk - nop) / CALIB_READS : 0;
 }

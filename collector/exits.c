@@ -35,7 +35,7 @@ bool exits_private_gone(const struct lt_collector *c,
 			const struct lt_lock_key *k)
 {
 	return is_private(k) &&
-	       is_gone(c->gone, c->n_gone, (__u32)k->dev_or_tgid);
+	       is_gone(c->exits.gone, c->exits.n_gone, (__u32)k->dev_or_tgid);
 }
 
 /* Drains the queue at qfd into *set, of n elements of size bytes,
@@ -66,27 +66,30 @@ static void take_queue(int qfd, void **set, size_t *n, size_t *cap, size_t size,
  */
 void exits_take(struct lt_collector *c)
 {
-	__u64 *set = c->stale_tids;
-	size_t cap = c->cap_stale_tids;
+	__u64 *set = c->exits.stale_tids;
+	size_t cap = c->exits.cap_stale_tids;
 
-	take_queue(bpf_map__fd(c->futex->maps.exited), (void **)&c->gone,
-		   &c->n_gone, &c->cap_gone, sizeof(*c->gone), cmp_u32);
-	c->stale_tids = c->gone_tids;
-	c->n_stale_tids = c->n_gone_tids;
-	c->cap_stale_tids = c->cap_gone_tids;
-	c->gone_tids = set;
-	c->cap_gone_tids = cap;
-	take_queue(bpf_map__fd(c->futex->maps.ended_threads),
-		   (void **)&c->gone_tids, &c->n_gone_tids, &c->cap_gone_tids,
-		   sizeof(*c->gone_tids), tids_order);
+	take_queue(bpf_map__fd(c->obj.futex->maps.exited),
+		   (void **)&c->exits.gone, &c->exits.n_gone,
+		   &c->exits.cap_gone, sizeof(*c->exits.gone), cmp_u32);
+	c->exits.stale_tids = c->exits.gone_tids;
+	c->exits.n_stale_tids = c->exits.n_gone_tids;
+	c->exits.cap_stale_tids = c->exits.cap_gone_tids;
+	c->exits.gone_tids = set;
+	c->exits.cap_gone_tids = cap;
+	take_queue(bpf_map__fd(c->obj.futex->maps.ended_threads),
+		   (void **)&c->exits.gone_tids, &c->exits.n_gone_tids,
+		   &c->exits.cap_gone_tids, sizeof(*c->exits.gone_tids),
+		   tids_order);
 }
 
 /* A TID whose process ended before this read, or whose thread ended
  * before the read before. */
 static bool tid_gone(const struct lt_collector *c, const struct tid_entry *t)
 {
-	return is_gone(c->gone, c->n_gone, t->tgid) ||
-	       tids_ended_tgid(c->stale_tids, c->n_stale_tids, t->tid);
+	return is_gone(c->exits.gone, c->exits.n_gone, t->tgid) ||
+	       tids_ended_tgid(c->exits.stale_tids, c->exits.n_stale_tids,
+			       t->tid);
 }
 
 /* The TIDs of ended processes, and of threads that ended a read ago:
@@ -96,27 +99,28 @@ static void forget_tids(struct lt_collector *c)
 	size_t i, k = 0, size;
 	uint32_t *table;
 
-	if (!c->n_gone && !c->n_stale_tids)
+	if (!c->exits.n_gone && !c->exits.n_stale_tids)
 		return;
-	for (i = 0; i < c->n_tids; i++)
-		if (tid_gone(c, &c->tids[i]))
+	for (i = 0; i < c->tidtab.n_tids; i++)
+		if (tid_gone(c, &c->tidtab.tids[i]))
 			break;
-	if (i == c->n_tids)
+	if (i == c->tidtab.n_tids)
 		return;
-	table = lt_index_table(c->n_tids, &size);
+	table = lt_index_table(c->tidtab.n_tids, &size);
 	if (!table)
 		return; /* kept a while longer */
-	for (i = 0; i < c->n_tids; i++) {
-		if (!tid_gone(c, &c->tids[i]))
-			c->tids[k++] = c->tids[i];
+	for (i = 0; i < c->tidtab.n_tids; i++) {
+		if (!tid_gone(c, &c->tidtab.tids[i]))
+			c->tidtab.tids[k++] = c->tidtab.tids[i];
 		else /* its name, which another thread's TID may be */
 			bpf_map_delete_elem(
-				bpf_map__fd(c->futex->maps.thread_comms),
-				&c->tids[i].tid);
+				bpf_map__fd(c->obj.futex->maps.thread_comms),
+				&c->tidtab.tids[i].tid);
 	}
-	c->n_tids = k;
-	lt_index_refill(&c->tid_ix, table, size, k, c->tids);
-	lt_shrink((void **)&c->tids, &c->cap_tids, k, sizeof(*c->tids));
+	c->tidtab.n_tids = k;
+	lt_index_refill(&c->tidtab.tid_ix, table, size, k, c->tidtab.tids);
+	lt_shrink((void **)&c->tidtab.tids, &c->tidtab.cap_tids, k,
+		  sizeof(*c->tidtab.tids));
 }
 
 /*
@@ -126,77 +130,83 @@ static void forget_tids(struct lt_collector *c)
  */
 static void forget_processes(struct lt_collector *c)
 {
-	int wfd = bpf_map__fd(c->futex->maps.wheres);
-	size_t i, n = c->n_gone;
+	int wfd = bpf_map__fd(c->obj.futex->maps.wheres);
+	size_t i, n = c->exits.n_gone;
 
 	if (!n)
 		return;
-	for (i = 0; i < c->n_locks; i++) {
-		const struct lt_lock_key *k = &c->lstate[i].key;
+	for (i = 0; i < c->locktab.n_locks; i++) {
+		const struct lt_lock_key *k = &c->locktab.lstate[i].key;
 
 		if (!exits_private_gone(c, k))
 			continue;
 		if (!reclaim_free_slot(c, SLOT_LOCK, k) && c->snap.lock_entries)
 			c->snap.lock_entries--; /* in use after this read */
-		c->lstate[i].slot = -1;
+		c->locktab.lstate[i].slot = -1;
 		bpf_map_delete_elem(wfd, k);
 		/* A PID that comes back may use the same address: its
 		 * entry starts from zero, and so must what it is diffed
 		 * against (the histograms wrap rather than restart). */
-		memset(&c->lstate[i].raw, 0, sizeof(c->lstate[i].raw));
-		if (!c->lstate[i].dead_at) {
-			c->lstate[i].dead_at = lt_mono_ns();
-			c->n_dead++;
+		memset(&c->locktab.lstate[i].raw, 0,
+		       sizeof(c->locktab.lstate[i].raw));
+		if (!c->locktab.lstate[i].dead_at) {
+			c->locktab.lstate[i].dead_at = lt_mono_ns();
+			c->retire.n_dead++;
 		}
 	}
 	/* Their locks' stacks, which the read of the stacks collected. */
-	for (i = 0; i < c->n_gone_stacks; i++)
-		bpf_map_delete_elem(bpf_map__fd(c->futex->maps.lock_stacks),
-				    &c->gone_stacks[i]);
-	c->n_gone_stacks = 0;
-	for (i = 0; i < c->n_sites;) {
-		if (is_gone(c->gone, n, c->site_keys[i].tgid)) {
-			bpf_map_delete_elem(bpf_map__fd(c->futex->maps.sites),
-					    &c->site_keys[i]);
-			c->site_keys[i] = c->site_keys[--c->n_sites];
+	for (i = 0; i < c->exits.n_gone_stacks; i++)
+		bpf_map_delete_elem(bpf_map__fd(c->obj.futex->maps.lock_stacks),
+				    &c->exits.gone_stacks[i]);
+	c->exits.n_gone_stacks = 0;
+	for (i = 0; i < c->callsites.n_sites;) {
+		if (is_gone(c->exits.gone, n, c->callsites.site_keys[i].tgid)) {
+			bpf_map_delete_elem(
+				bpf_map__fd(c->obj.futex->maps.sites),
+				&c->callsites.site_keys[i]);
+			c->callsites.site_keys[i] =
+				c->callsites.site_keys[--c->callsites.n_sites];
 		} else {
 			i++;
 		}
 	}
-	for (i = 0; c->spin && i < c->n_spin_keys;) {
-		if (is_gone(c->gone, n, c->spin_keys[i].tgid)) {
+	for (i = 0; c->obj.spin && i < c->sampler.n_spin_keys;) {
+		if (is_gone(c->exits.gone, n, c->sampler.spin_keys[i].tgid)) {
 			bpf_map_delete_elem(
-				bpf_map__fd(c->spin->maps.spin_sites),
-				&c->spin_keys[i]);
+				bpf_map__fd(c->obj.spin->maps.spin_sites),
+				&c->sampler.spin_keys[i]);
 			bpf_map_delete_elem(
-				bpf_map__fd(c->spin->maps.spin_pending),
-				&c->spin_keys[i]);
-			c->spin_keys[i] = c->spin_keys[--c->n_spin_keys];
+				bpf_map__fd(c->obj.spin->maps.spin_pending),
+				&c->sampler.spin_keys[i]);
+			c->sampler.spin_keys[i] =
+				c->sampler.spin_keys[--c->sampler.n_spin_keys];
 		} else {
 			i++;
 		}
 	}
 	/* Their I/O figures; a PID that comes back starts from zero. */
 	for (i = 0; i < n; i++) {
-		struct proc_state key = { .tgid = c->gone[i] };
-		ssize_t k = lt_index_find(&c->proc_ix, &key, c->pstate);
+		struct proc_state key = { .tgid = c->exits.gone[i] };
+		ssize_t k = lt_index_find(&c->proctab.proc_ix, &key,
+					  c->proctab.pstate);
 
-		bpf_map_delete_elem(bpf_map__fd(c->fileio->maps.proc_io),
-				    &c->gone[i]);
+		bpf_map_delete_elem(bpf_map__fd(c->obj.fileio->maps.proc_io),
+				    &c->exits.gone[i]);
 		if (k < 0)
 			continue;
-		memset(&c->pstate[k].io, 0, sizeof(c->pstate[k].io));
-		if (!c->pstate[k].dead_at) {
-			c->pstate[k].dead_at = lt_mono_ns();
-			c->n_dead_procs++;
+		memset(&c->proctab.pstate[k].io, 0,
+		       sizeof(c->proctab.pstate[k].io));
+		if (!c->proctab.pstate[k].dead_at) {
+			c->proctab.pstate[k].dead_at = lt_mono_ns();
+			c->retire.n_dead_procs++;
 		}
 	}
-	for (i = 0; i < c->n_side; i++) {
-		if (c->side[i].dead_at ||
-		    !is_gone(c->gone, n, c->side[i].key.pid))
+	for (i = 0; i < c->parties.n_side; i++) {
+		if (c->parties.side[i].dead_at ||
+		    !is_gone(c->exits.gone, n, c->parties.side[i].key.pid))
 			continue;
-		c->side[i].dead_at = lt_mono_ns();
-		c->n_dead_sides++;
+		c->parties.side[i].dead_at = lt_mono_ns();
+		c->retire.n_dead_sides++;
 	}
 }
 
@@ -207,17 +217,18 @@ static void forget_processes(struct lt_collector *c)
  */
 void exits_forget(struct lt_collector *c)
 {
-	size_t i, n = c->n_gone;
+	size_t i, n = c->exits.n_gone;
 
 	forget_processes(c);
-	for (i = 0; i < c->n_party && (n || c->n_gone_tids); i++) {
-		const struct lt_party_key *pk = &c->party[i].key;
-		bool gone =
-			pk->role == LT_ROLE_HOLDER &&
-			tids_ended_tgid(c->gone_tids, c->n_gone_tids, pk->tgid);
+	for (i = 0; i < c->parties.n_party && (n || c->exits.n_gone_tids);
+	     i++) {
+		const struct lt_party_key *pk = &c->parties.party[i].key;
+		bool gone = pk->role == LT_ROLE_HOLDER &&
+			    tids_ended_tgid(c->exits.gone_tids,
+					    c->exits.n_gone_tids, pk->tgid);
 
 		if (!gone && n)
-			gone = is_gone(c->gone, n,
+			gone = is_gone(c->exits.gone, n,
 				       pk->role == LT_ROLE_HOLDER ?
 					       (__u32)tids_tgid_of(c,
 								   pk->tgid) :
@@ -227,11 +238,11 @@ void exits_forget(struct lt_collector *c)
 			reclaim_free_slot(c, SLOT_PARTY, pk);
 			/* The same key again is a new party: a reused TID
 			 * may belong to another process. */
-			c->party[i].count = c->party[i].ns = 0;
-			c->party[i].slot = -1;
-			if (c->party[i].linked)
-				c->n_unlinked++;
-			c->party[i].linked = false;
+			c->parties.party[i].count = c->parties.party[i].ns = 0;
+			c->parties.party[i].slot = -1;
+			if (c->parties.party[i].linked)
+				c->retire.n_unlinked++;
+			c->parties.party[i].linked = false;
 		}
 	}
 	forget_tids(c);

@@ -40,33 +40,33 @@ static ssize_t file_row_of(struct lt_collector *c, __u32 slot)
 	struct lt_file *f;
 	ssize_t i;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_keys), &slot,
-				&key))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->obj.fileio->maps.file_keys),
+				&slot, &key))
 		return -1;
-	i = lt_index_find(&c->file_ix, &key, c->fstate);
+	i = lt_index_find(&c->filetab.file_ix, &key, c->filetab.fstate);
 	if (i < 0) {
-		i = (ssize_t)c->n_files;
-		if (lt_grow((void **)&c->files, &c->cap_files, i + 1,
-			    sizeof(*c->files)) ||
-		    lt_grow((void **)&c->fstate, &c->cap_fstate, i + 1,
-			    sizeof(*c->fstate)))
+		i = (ssize_t)c->filetab.n_files;
+		if (lt_grow((void **)&c->filetab.files, &c->filetab.cap_files,
+			    i + 1, sizeof(*c->filetab.files)) ||
+		    lt_grow((void **)&c->filetab.fstate, &c->filetab.cap_fstate,
+			    i + 1, sizeof(*c->filetab.fstate)))
 			return -1;
-		memset(&c->fstate[i], 0, sizeof(c->fstate[i]));
-		c->fstate[i].key = key;
-		if (lt_index_add(&c->file_ix, i, c->fstate))
+		memset(&c->filetab.fstate[i], 0, sizeof(c->filetab.fstate[i]));
+		c->filetab.fstate[i].key = key;
+		if (lt_index_add(&c->filetab.file_ix, i, c->filetab.fstate))
 			return -1;
-		c->n_files++;
-		memset(&c->files[i], 0, sizeof(c->files[i]));
-	} else if (c->fstate[i].slot >= 0) {
+		c->filetab.n_files++;
+		memset(&c->filetab.files[i], 0, sizeof(c->filetab.files[i]));
+	} else if (c->filetab.fstate[i].slot >= 0) {
 		return -1; /* not reached: one file, one slot */
 	}
 	/* A file met again after its slot went back may be another file
 	 * on a reused inode: it is named anew. */
-	f = &c->files[i];
+	f = &c->filetab.files[i];
 	f->dev = key.dev;
 	f->ino = key.ino;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->fileio->maps.file_where), &slot,
-				&w) ||
+	if (bpf_map_lookup_elem(bpf_map__fd(c->obj.fileio->maps.file_where),
+				&slot, &w) ||
 	    !w.tgid) {
 		snprintf(f->name, sizeof(f->name), "inode %llu",
 			 (unsigned long long)f->ino);
@@ -79,10 +79,10 @@ static ssize_t file_row_of(struct lt_collector *c, __u32 slot)
 			snprintf(f->name, sizeof(f->name), "inode %llu",
 				 (unsigned long long)f->ino);
 	}
-	c->fstate[i].slot = (__s32)slot;
-	memset(&c->fstate[i].raw, 0, sizeof(c->fstate[i].raw));
-	c->file_row[slot] = i;
-	c->file_entries++;
+	c->filetab.fstate[i].slot = (__s32)slot;
+	memset(&c->filetab.fstate[i].raw, 0, sizeof(c->filetab.fstate[i].raw));
+	c->slots.file_row[slot] = i;
+	c->filetab.file_entries++;
 	return i;
 }
 
@@ -90,12 +90,12 @@ static ssize_t file_row_of(struct lt_collector *c, __u32 slot)
 static void merge_file(struct lt_collector *c, size_t i,
 		       const struct lt_file_stat *percpu, size_t stride)
 {
-	struct file_state *s = &c->fstate[i];
-	struct lt_file *f = &c->files[i];
+	struct file_state *s = &c->filetab.fstate[i];
+	struct lt_file *f = &c->filetab.files[i];
 	struct lt_file_stat sum = { 0 };
 	int cpu, b;
 
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
+	for (cpu = 0; cpu < c->opts.ncpus; cpu++) {
 		const struct lt_file_stat *v =
 			(const void *)((const char *)percpu +
 				       (size_t)cpu * stride);
@@ -110,7 +110,7 @@ static void merge_file(struct lt_collector *c, size_t i,
 			sum.hist[b] += v->hist[b];
 	}
 	if (files_counter_sum(&sum) != files_counter_sum(&s->raw))
-		s->moved_at = c->read_ns;
+		s->moved_at = c->reading.read_ns;
 #define FDELTA(field)                                           \
 	do {                                                    \
 		f->delta.field = diff(sum.field, s->raw.field); \
@@ -140,12 +140,12 @@ static int merge_slot(struct lt_collector *c, const void *key,
 
 	if (slot >= LT_MAX_FILES)
 		return 0;
-	row = c->file_row[slot];
+	row = c->slots.file_row[slot];
 	if (row < 0) {
 		uint64_t counter_sum = 0;
 		int cpu;
 
-		for (cpu = 0; cpu < c->ncpus; cpu++)
+		for (cpu = 0; cpu < c->opts.ncpus; cpu++)
 			counter_sum += files_counter_sum(
 				(const void *)((const char *)v +
 					       cpu * FILE_STRIDE));
@@ -169,11 +169,11 @@ int files_read(struct lt_collector *c)
 	__u32 which = LT_HIGH_FILES;
 	__u64 high = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.slot_high), &which,
-				&high))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->obj.futex->maps.slot_high),
+				&which, &high))
 		return -errno;
 	if (high > LT_MAX_FILES)
 		high = LT_MAX_FILES;
-	return mapio_each_slot(c, bpf_map__fd(c->fileio->maps.file_stat), high,
-			       sizeof(struct lt_file_stat), merge_slot);
+	return mapio_each_slot(c, bpf_map__fd(c->obj.fileio->maps.file_stat),
+			       high, sizeof(struct lt_file_stat), merge_slot);
 }

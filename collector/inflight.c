@@ -18,7 +18,7 @@ static int merge_inflight(struct lt_collector *c, const void *rec)
 	if (!in->ts || (in->lock.kind >= LT_PK_FCNTL &&
 			in->lock.kind <= LT_PK_FLOCK && !in->lock.ino))
 		return 0; /* a file lock call not yet inside the lock code */
-	i = lt_index_find(&c->lock_ix, &in->lock, c->lstate);
+	i = lt_index_find(&c->locktab.lock_ix, &in->lock, c->locktab.lstate);
 	if (i < 0) {
 		/* Nobody finished a wait on it yet; it is still a lock. */
 		i = locks_add(c, &in->lock);
@@ -26,32 +26,33 @@ static int merge_inflight(struct lt_collector *c, const void *rec)
 			return (int)i;
 		if (in->lock.kind <= LT_PK_FUTEX_PI ||
 		    in->lock.kind == LT_PK_FUTEX_COND)
-			c->locks[i].address = in->uaddr;
+			c->locktab.locks[i].address = in->uaddr;
 		if (parties_add_pid(c, (size_t)i, (pid_t)in->tgid))
 			return -ENOMEM;
 	}
-	l = &c->locks[i];
-	if (c->lstate[i].dead_at) {
-		c->lstate[i].dead_at = 0;
-		c->n_dead--;
+	l = &c->locktab.locks[i];
+	if (c->locktab.lstate[i].dead_at) {
+		c->locktab.lstate[i].dead_at = 0;
+		c->retire.n_dead--;
 	}
 	l->waiters_now++;
-	if (!c->lstate[i].waited) {
-		c->lstate[i].waited = true;
-		if (push_index(&c->waited, &c->n_waited, &c->cap_waited,
-			       (size_t)i))
+	if (!c->locktab.lstate[i].waited) {
+		c->locktab.lstate[i].waited = true;
+		if (push_index(&c->inflight.waited, &c->inflight.n_waited,
+			       &c->inflight.cap_waited, (size_t)i))
 			return -ENOMEM;
 	}
 	if (!in->holder || !lt_kind_is_lock(l->kind) || now < in->ts ||
 	    now - in->ts < CYCLE_MIN_AGE_NS)
 		return 0;
-	if (lt_grow((void **)&c->edges, &c->cap_edges, c->n_edges + 1,
-		    sizeof(*c->edges)))
+	if (lt_grow((void **)&c->inflight.edges, &c->inflight.cap_edges,
+		    c->inflight.n_edges + 1, sizeof(*c->inflight.edges)))
 		return -ENOMEM;
-	c->edges[c->n_edges].waiter = (pid_t)in->tgid;
-	c->edges[c->n_edges].holder = tids_tgid_of(c, in->holder);
-	c->edges[c->n_edges].lock = l->id;
-	c->n_edges++;
+	c->inflight.edges[c->inflight.n_edges].waiter = (pid_t)in->tgid;
+	c->inflight.edges[c->inflight.n_edges].holder =
+		tids_tgid_of(c, in->holder);
+	c->inflight.edges[c->inflight.n_edges].lock = l->id;
+	c->inflight.n_edges++;
 	return 0;
 }
 
@@ -135,19 +136,22 @@ static void find_deadlocks(struct lt_collector *c)
 {
 	size_t n, i, k;
 
-	n = lt_find_cycles(c->edges, c->n_edges, c->deadlocks,
-			   c->cap_deadlocks);
-	while (n > c->cap_deadlocks &&
-	       !lt_grow((void **)&c->deadlocks, &c->cap_deadlocks, n,
-			sizeof(*c->deadlocks)))
-		n = lt_find_cycles(c->edges, c->n_edges, c->deadlocks,
-				   c->cap_deadlocks);
-	c->n_deadlocks = n > c->cap_deadlocks ? c->cap_deadlocks : n;
-	for (i = 0; i < c->n_deadlocks; i++)
-		for (k = 0; k < c->deadlocks[i].n; k++)
-			lt_proc_comm(bpf_map__fd(c->futex->maps.comms),
-				     c->deadlocks[i].pids[k],
-				     c->deadlocks[i].comms[k]);
+	n = lt_find_cycles(c->inflight.edges, c->inflight.n_edges,
+			   c->inflight.deadlocks, c->inflight.cap_deadlocks);
+	while (n > c->inflight.cap_deadlocks &&
+	       !lt_grow((void **)&c->inflight.deadlocks,
+			&c->inflight.cap_deadlocks, n,
+			sizeof(*c->inflight.deadlocks)))
+		n = lt_find_cycles(c->inflight.edges, c->inflight.n_edges,
+				   c->inflight.deadlocks,
+				   c->inflight.cap_deadlocks);
+	c->inflight.n_deadlocks =
+		n > c->inflight.cap_deadlocks ? c->inflight.cap_deadlocks : n;
+	for (i = 0; i < c->inflight.n_deadlocks; i++)
+		for (k = 0; k < c->inflight.deadlocks[i].n; k++)
+			lt_proc_comm(bpf_map__fd(c->obj.futex->maps.comms),
+				     c->inflight.deadlocks[i].pids[k],
+				     c->inflight.deadlocks[i].comms[k]);
 }
 
 int inflight_read(struct lt_collector *c)
@@ -155,15 +159,15 @@ int inflight_read(struct lt_collector *c)
 	size_t i;
 	int err;
 
-	for (i = 0; i < c->n_waited; i++) {
-		c->locks[c->waited[i]].waiters_now = 0;
-		c->lstate[c->waited[i]].waited = false;
+	for (i = 0; i < c->inflight.n_waited; i++) {
+		c->locktab.locks[c->inflight.waited[i]].waiters_now = 0;
+		c->locktab.lstate[c->inflight.waited[i]].waited = false;
 	}
-	c->n_waited = 0;
-	c->n_edges = 0;
-	err = mapio_run_reader(c, c->reader->progs.lt_read_waits, c->wait_out,
-			       sizeof(*c->wait_out), &c->reader->bss->n_waits,
-			       merge_inflight);
+	c->inflight.n_waited = 0;
+	c->inflight.n_edges = 0;
+	err = mapio_run_reader(c, c->obj.reader->progs.lt_read_waits,
+			       c->obj.wait_out, sizeof(*c->obj.wait_out),
+			       &c->obj.reader->bss->n_waits, merge_inflight);
 	if (err)
 		return err;
 	find_deadlocks(c);

@@ -72,8 +72,9 @@ static void caller_of(struct lt_collector *c, const struct lt_kwhere *kw,
 
 	buf[0] = '\0';
 	for (i = 0; i < kw->nframes && i < LT_KFRAMES; i++) {
-		name = lt_ksyms_find(c->ksyms, kw->frames[i], &type, &off);
-		if (!name || lock_frame(c->ksyms, kw->frames[i], name))
+		name = lt_ksyms_find(c->naming.ksyms, kw->frames[i], &type,
+				     &off);
+		if (!name || lock_frame(c->naming.ksyms, kw->frames[i], name))
 			continue;
 		snprintf(buf, len, "%s", name);
 		return;
@@ -187,8 +188,8 @@ static bool name_flc(struct lt_collector *c, struct lt_lock *l, uint64_t addr)
 	struct lt_flc_name n;
 	char path[LT_NAME_LEN - 16];
 
-	if (bpf_map_lookup_elem(bpf_map__fd(c->filelock->maps.flc_names), &addr,
-				&n))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->obj.filelock->maps.flc_names),
+				&addr, &n))
 		return false;
 	n.file[sizeof(n.file) - 1] = '\0';
 	if (!lt_proc_fd_path((pid_t)n.tgid, n.fd, n.dev, n.ino, path,
@@ -241,9 +242,9 @@ static bool name_static(struct lt_collector *c, struct lt_lock *l,
 	uint64_t off;
 	char type;
 
-	if (!lt_ksyms_static(c->ksyms, addr))
+	if (!lt_ksyms_static(c->naming.ksyms, addr))
 		return false;
-	sym = lt_ksyms_find(c->ksyms, addr, &type, &off);
+	sym = lt_ksyms_find(c->naming.ksyms, addr, &type, &off);
 	if (!sym || !strchr("dDbBrR", type))
 		return false;
 	if (off)
@@ -262,20 +263,20 @@ void klocks_name(struct lt_collector *c, struct lt_lock *l,
 	bool have;
 
 	(void)w; /* the kernel lock probe keeps its own, kwheres */
-	if (!c->ksyms)
-		c->ksyms = lt_ksyms_load_running();
+	if (!c->naming.ksyms)
+		c->naming.ksyms = lt_ksyms_load_running();
 	l->address = addr;
-	have = c->klock &&
-	       !bpf_map_lookup_elem(bpf_map__fd(c->klock->maps.kwheres), &addr,
-				    &kw);
+	have = c->obj.klock &&
+	       !bpf_map_lookup_elem(bpf_map__fd(c->obj.klock->maps.kwheres),
+				    &addr, &kw);
 	if (have) {
 		kw.file[sizeof(kw.file) - 1] = '\0';
 		kw.comm[sizeof(kw.comm) - 1] = '\0';
 		snprintf(l->kernel_type, sizeof(l->kernel_type), "%s",
 			 ktype(kw.flags));
 		caller_of(c, &kw, l->caller, sizeof(l->caller));
-		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), (pid_t)kw.tgid,
-			     l->comm);
+		lt_proc_comm(bpf_map__fd(c->obj.futex->maps.comms),
+			     (pid_t)kw.tgid, l->comm);
 	}
 	if (!(have && name_guarded(c, l, &kw)) && !name_flc(c, l, addr) &&
 	    !name_static(c, l, addr)) {

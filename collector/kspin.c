@@ -49,7 +49,7 @@ static void *contend(void *arg)
 
 static bool reported(const struct lt_collector *c)
 {
-	return __atomic_load_n(&c->klock->bss->spin_reported,
+	return __atomic_load_n(&c->obj.klock->bss->spin_reported,
 			       __ATOMIC_RELAXED) != 0;
 }
 
@@ -114,7 +114,7 @@ void kspin_check(struct lt_collector *c)
 {
 	c->snap.kernel_spins = LT_KSPINS_OFF;
 	c->snap.kernel_spins_why = "";
-	if (!c->klock)
+	if (!c->obj.klock)
 		return;
 	if (!reported(c))
 		selftest(c);
@@ -123,7 +123,7 @@ void kspin_check(struct lt_collector *c)
 
 void kspin_read(struct lt_collector *c)
 {
-	if (!c->klock)
+	if (!c->obj.klock)
 		return;
 	if (reported(c)) {
 		c->snap.kernel_spins = LT_KSPINS_VISIBLE;

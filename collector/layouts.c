@@ -226,12 +226,12 @@ static void head_read(struct file_head *h, const char *path)
 static struct file_head *head_of(struct lt_collector *c,
 				 const struct lt_layout_place *p)
 {
-	struct lt_layouts *L = c->layouts;
+	struct lt_layouts *L = c->naming.layouts;
 	struct file_head *h;
 	size_t i;
 
 	if (!L) {
-		L = c->layouts = calloc(1, sizeof(*L));
+		L = c->naming.layouts = calloc(1, sizeof(*L));
 		if (!L)
 			return NULL;
 	}
@@ -283,6 +283,6 @@ const char *layouts_name(struct lt_collector *c,
 
 void layouts_free(struct lt_collector *c)
 {
-	free(c->layouts);
-	c->layouts = NULL;
+	free(c->naming.layouts);
+	c->naming.layouts = NULL;
 }

@@ -11,15 +11,15 @@ ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
 {
 	struct lt_lock *l;
 	struct lock_state *s;
-	size_t i = c->n_locks;
+	size_t i = c->locktab.n_locks;
 
-	if (lt_grow((void **)&c->locks, &c->cap_locks, i + 1,
-		    sizeof(*c->locks)) ||
-	    lt_grow((void **)&c->lstate, &c->cap_lstate, i + 1,
-		    sizeof(*c->lstate)))
+	if (lt_grow((void **)&c->locktab.locks, &c->locktab.cap_locks, i + 1,
+		    sizeof(*c->locktab.locks)) ||
+	    lt_grow((void **)&c->locktab.lstate, &c->locktab.cap_lstate, i + 1,
+		    sizeof(*c->locktab.lstate)))
 		return -ENOMEM;
-	l = &c->locks[i];
-	s = &c->lstate[i];
+	l = &c->locktab.locks[i];
+	s = &c->locktab.lstate[i];
 	memset(l, 0, sizeof(*l));
 	memset(s, 0, sizeof(*s));
 	s->key = *key;
@@ -27,11 +27,12 @@ ssize_t locks_add(struct lt_collector *c, const struct lt_lock_key *key)
 	s->shown_stack = -1;
 	s->slot = -1;
 	s->moved_at = lt_mono_ns();
-	if (lt_index_add(&c->lock_ix, i, c->lstate) ||
-	    push_index(&c->fresh, &c->n_fresh, &c->cap_fresh, i))
+	if (lt_index_add(&c->locktab.lock_ix, i, c->locktab.lstate) ||
+	    push_index(&c->locktab.fresh, &c->locktab.n_fresh,
+		       &c->locktab.cap_fresh, i))
 		return -ENOMEM;
-	c->n_locks++;
-	l->id = ++c->next_id;
+	c->locktab.n_locks++;
+	l->id = ++c->locktab.next_id;
 	l->procs = 1;
 	l->kind = key->kind < LT_KIND_NR ? (enum lt_kind)key->kind :
 					   LT_KIND_FUTEX;
@@ -123,25 +124,27 @@ int locks_merge(struct lt_collector *c, const void *rec)
 
 	/* The row the slot led to last time, if the slot still holds that
 	 * lock: slots are handed to other locks once forgotten. */
-	i = r->slot < LT_MAX_LOCKS ? c->slot_row[r->slot] : -1;
-	if (i < 0 || memcmp(&c->lstate[i].key, &r->key, sizeof(r->key))) {
-		i = lt_index_find(&c->lock_ix, &r->key, c->lstate);
+	i = r->slot < LT_MAX_LOCKS ? c->slots.slot_row[r->slot] : -1;
+	if (i < 0 ||
+	    memcmp(&c->locktab.lstate[i].key, &r->key, sizeof(r->key))) {
+		i = lt_index_find(&c->locktab.lock_ix, &r->key,
+				  c->locktab.lstate);
 		if (i < 0)
 			i = locks_add(c, &r->key);
 		if (i < 0)
 			return (int)i;
 		if (r->slot < LT_MAX_LOCKS)
-			c->slot_row[r->slot] = i;
+			c->slots.slot_row[r->slot] = i;
 	}
-	l = &c->locks[i];
-	s = &c->lstate[i];
+	l = &c->locktab.locks[i];
+	s = &c->locktab.lstate[i];
 	if (s->dead_at) {
 		/* Its PID came back and used the same address. */
 		s->dead_at = 0;
-		c->n_dead--;
+		c->retire.n_dead--;
 	}
 	s->slot = r->slot < LT_MAX_LOCKS ? (__s32)r->slot : -1;
-	s->moved_at = c->read_ns;
+	s->moved_at = c->reading.read_ns;
 	/* Histograms that did not move keep a zero delta. */
 	if (v->waits != s->raw.waits || s->wait_moved)
 		hist_delta32(l->delta.wait_hist, l->total.wait_hist, v->hist,
@@ -172,10 +175,10 @@ int locks_merge(struct lt_collector *c, const void *rec)
 	c->snap.kind_delta[l->kind].wait_ns += l->delta.wait_ns;
 	c->snap.kind_total[l->kind].waits += l->delta.waits;
 	c->snap.kind_total[l->kind].wait_ns += l->delta.wait_ns;
-	if (s->live != c->reads) {
-		s->live = c->reads;
-		return push_index(&c->live, &c->n_live, &c->cap_live,
-				  (size_t)i);
+	if (s->live != c->reading.reads) {
+		s->live = c->reading.reads;
+		return push_index(&c->locktab.live, &c->locktab.n_live,
+				  &c->locktab.cap_live, (size_t)i);
 	}
 	return 0;
 }
@@ -184,9 +187,9 @@ int locks_merge(struct lt_collector *c, const void *rec)
  * also start from. */
 int locks_read(struct lt_collector *c)
 {
-	c->reader->bss->since = c->futex->bss->epoch - 1;
-	c->reader->bss->max_epoch = c->futex->bss->epoch - 1;
-	return mapio_run_reader(c, c->reader->progs.lt_read_locks, c->lock_out,
-				sizeof(*c->lock_out), &c->reader->bss->n_locks,
-				locks_merge);
+	c->obj.reader->bss->since = c->obj.futex->bss->epoch - 1;
+	c->obj.reader->bss->max_epoch = c->obj.futex->bss->epoch - 1;
+	return mapio_run_reader(c, c->obj.reader->progs.lt_read_locks,
+				c->obj.lock_out, sizeof(*c->obj.lock_out),
+				&c->obj.reader->bss->n_locks, locks_merge);
 }

@@ -25,10 +25,10 @@ struct group_slot {
 
 static bool may_join(const struct lt_collector *c, size_t i)
 {
-	const struct lock_state *s = &c->lstate[i];
-	enum lt_kind k = c->locks[i].kind;
+	const struct lock_state *s = &c->locktab.lstate[i];
+	enum lt_kind k = c->locktab.locks[i].kind;
 
-	return s->named && !s->key.shared && c->locks[i].key[0] &&
+	return s->named && !s->key.shared && c->locktab.locks[i].key[0] &&
 	       (k == LT_KIND_FUTEX || k == LT_KIND_FUTEX_PI ||
 		k == LT_KIND_FUTEX_COND || k == LT_KIND_SPIN);
 }
@@ -74,7 +74,8 @@ static struct group_slot *group_slot(struct lt_collector *c,
 		if (!t[at].lock)
 			return &t[at];
 		if (t[at].hash == h &&
-		    same_group(&c->locks[t[at].lock - 1], &c->locks[i]))
+		    same_group(&c->locktab.locks[t[at].lock - 1],
+			       &c->locktab.locks[i]))
 			return &t[at];
 	}
 }
@@ -82,24 +83,25 @@ static struct group_slot *group_slot(struct lt_collector *c,
 /* A new site row, named as its first member a; its number plus 1. */
 static size_t new_site(struct lt_collector *c, uint64_t h, size_t a)
 {
-	size_t n = c->n_site_rows;
+	size_t n = c->locksites.n_site_rows;
 	struct lt_lock *r;
 
-	if (lt_grow((void **)&c->site_rows, &c->cap_site_rows, n + 1,
-		    sizeof(*c->site_rows)) ||
-	    lt_grow((void **)&c->site_st, &c->cap_site_st, n + 1,
-		    sizeof(*c->site_st)))
+	if (lt_grow((void **)&c->locksites.site_rows,
+		    &c->locksites.cap_site_rows, n + 1,
+		    sizeof(*c->locksites.site_rows)) ||
+	    lt_grow((void **)&c->locksites.site_st, &c->locksites.cap_site_st,
+		    n + 1, sizeof(*c->locksites.site_st)))
 		return 0;
-	r = &c->site_rows[n];
+	r = &c->locksites.site_rows[n];
 	memset(r, 0, sizeof(*r));
-	memset(&c->site_st[n], 0, sizeof(c->site_st[n]));
-	c->site_st[n].hash = h;
-	r->id = ++c->next_id;
-	r->kind = c->locks[a].kind;
-	memcpy(r->name, c->locks[a].name, sizeof(r->name));
-	memcpy(r->key, c->locks[a].key, sizeof(r->key));
-	r->address = c->locks[a].address;
-	c->n_site_rows++;
+	memset(&c->locksites.site_st[n], 0, sizeof(c->locksites.site_st[n]));
+	c->locksites.site_st[n].hash = h;
+	r->id = ++c->locktab.next_id;
+	r->kind = c->locktab.locks[a].kind;
+	memcpy(r->name, c->locktab.locks[a].name, sizeof(r->name));
+	memcpy(r->key, c->locktab.locks[a].key, sizeof(r->key));
+	r->address = c->locktab.locks[a].address;
+	c->locksites.n_site_rows++;
 	return n + 1;
 }
 
@@ -110,20 +112,21 @@ static int find_members(struct lt_collector *c)
 	size_t i, size = 64, mask;
 	uint64_t h;
 
-	while (size < 2 * (c->n_locks + c->n_site_rows))
+	while (size < 2 * (c->locktab.n_locks + c->locksites.n_site_rows))
 		size *= 2;
 	t = calloc(size, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	mask = size - 1;
 	/* Sites first, by a member each, so that they keep their rows. */
-	for (i = 0; i < c->n_locks; i++) {
-		struct lock_state *s = &c->lstate[i];
+	for (i = 0; i < c->locktab.n_locks; i++) {
+		struct lock_state *s = &c->locktab.lstate[i];
 
 		if (!s->site)
 			continue;
-		h = group_hash(&c->locks[i]);
-		if (!may_join(c, i) || h != c->site_st[s->site - 1].hash) {
+		h = group_hash(&c->locktab.locks[i]);
+		if (!may_join(c, i) ||
+		    h != c->locksites.site_st[s->site - 1].hash) {
 			s->site = 0; /* renamed: it goes where it belongs */
 			continue;
 		}
@@ -131,18 +134,18 @@ static int find_members(struct lt_collector *c)
 		if (!g->lock)
 			*g = (struct group_slot){ h, i + 1 };
 	}
-	for (i = 0; i < c->n_locks; i++) {
-		struct lock_state *s = &c->lstate[i], *first;
+	for (i = 0; i < c->locktab.n_locks; i++) {
+		struct lock_state *s = &c->locktab.lstate[i], *first;
 
 		if (s->site || !may_join(c, i))
 			continue;
-		h = group_hash(&c->locks[i]);
+		h = group_hash(&c->locktab.locks[i]);
 		g = group_slot(c, t, mask, h, i);
 		if (!g->lock) {
 			*g = (struct group_slot){ h, i + 1 };
 			continue;
 		}
-		first = &c->lstate[g->lock - 1];
+		first = &c->locktab.lstate[g->lock - 1];
 		if (!first->site)
 			first->site = new_site(c, h, g->lock - 1);
 		s->site = first->site;
@@ -204,10 +207,10 @@ static int add_pid(struct site_state *st, pid_t pid)
 /* One member into its site's row. */
 static int add_member(struct lt_collector *c, size_t i)
 {
-	const struct lt_lock *m = &c->locks[i];
-	size_t at = c->lstate[i].site - 1, k;
-	struct site_state *st = &c->site_st[at];
-	struct lt_lock *r = &c->site_rows[at];
+	const struct lt_lock *m = &c->locktab.locks[i];
+	size_t at = c->locktab.lstate[i].site - 1, k;
+	struct site_state *st = &c->locksites.site_st[at];
+	struct lt_lock *r = &c->locksites.site_rows[at];
 	bool first = !st->n_members;
 
 	if (lt_grow((void **)&st->members, &st->cap_members, st->n_members + 1,
@@ -246,8 +249,8 @@ static int add_member(struct lt_collector *c, size_t i)
 /* A site's row, emptied of the last read's members. */
 static void clear_site(struct lt_collector *c, size_t at)
 {
-	struct site_state *st = &c->site_st[at];
-	struct lt_lock *r = &c->site_rows[at];
+	struct site_state *st = &c->locksites.site_st[at];
+	struct lt_lock *r = &c->locksites.site_rows[at];
 
 	st->n_members = st->n_pids = 0;
 	st->best_ns = 0;
@@ -263,8 +266,8 @@ static void clear_site(struct lt_collector *c, size_t at)
 /* A site's row as its members left it. */
 static void finish_site(struct lt_collector *c, size_t at)
 {
-	struct site_state *st = &c->site_st[at];
-	struct lt_lock *r = &c->site_rows[at];
+	struct site_state *st = &c->locksites.site_st[at];
+	struct lt_lock *r = &c->locksites.site_rows[at];
 
 	qsort(r->holders, r->n_holders, sizeof(r->holders[0]), cmp_party);
 	qsort(r->waiters, r->n_waiters, sizeof(r->waiters[0]), cmp_party);
@@ -278,14 +281,14 @@ static void finish_site(struct lt_collector *c, size_t at)
 /* The lock row with this id: rows keep the order of their ids. */
 static ssize_t lock_by_id(const struct lt_collector *c, uint64_t id)
 {
-	size_t lo = 0, hi = c->n_locks;
+	size_t lo = 0, hi = c->locktab.n_locks;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (c->locks[mid].id < id)
+		if (c->locktab.locks[mid].id < id)
 			lo = mid + 1;
-		else if (c->locks[mid].id > id)
+		else if (c->locktab.locks[mid].id > id)
 			hi = mid;
 		else
 			return (ssize_t)mid;
@@ -301,7 +304,8 @@ static int cmp_member(const void *a, const void *b)
 	ssize_t x = lock_by_id(order_of, *(const uint64_t *)a);
 	ssize_t y = lock_by_id(order_of, *(const uint64_t *)b);
 
-	return lt_lock_order(&order_of->locks[x], &order_of->locks[y], true);
+	return lt_lock_order(&order_of->locktab.locks[x],
+			     &order_of->locktab.locks[y], true);
 }
 
 /* A process's top lock that is a member names its site. */
@@ -310,11 +314,13 @@ static void top_locks(struct lt_collector *c)
 	size_t i;
 	ssize_t l;
 
-	for (i = 0; i < c->n_procs; i++) {
-		l = lock_by_id(c, c->procs[i].top_lock);
-		if (l >= 0 && c->lstate[l].site)
-			c->procs[i].top_lock =
-				c->site_rows[c->lstate[l].site - 1].id;
+	for (i = 0; i < c->proctab.n_procs; i++) {
+		l = lock_by_id(c, c->proctab.procs[i].top_lock);
+		if (l >= 0 && c->locktab.lstate[l].site)
+			c->proctab.procs[i].top_lock =
+				c->locksites
+					.site_rows[c->locktab.lstate[l].site - 1]
+					.id;
 	}
 }
 
@@ -324,46 +330,48 @@ int locksites_build(struct lt_collector *c)
 	int err;
 
 	err = find_members(c);
-	for (i = 0; i < c->n_site_rows; i++)
+	for (i = 0; i < c->locksites.n_site_rows; i++)
 		clear_site(c, i);
-	for (i = 0; !err && i < c->n_locks; i++) {
-		c->locks[i].site = 0;
-		if (!c->lstate[i].site)
+	for (i = 0; !err && i < c->locktab.n_locks; i++) {
+		c->locktab.locks[i].site = 0;
+		if (!c->locktab.lstate[i].site)
 			continue;
-		c->locks[i].site = c->site_rows[c->lstate[i].site - 1].id;
+		c->locktab.locks[i].site =
+			c->locksites.site_rows[c->locktab.lstate[i].site - 1].id;
 		err = add_member(c, i);
 	}
-	for (i = 0; i < c->n_site_rows; i++)
+	for (i = 0; i < c->locksites.n_site_rows; i++)
 		finish_site(c, i);
-	c->snap.n_locks = c->n_locks;
-	c->snap.locks = c->locks;
-	c->snap.n_sites = c->n_site_rows;
-	c->snap.sites = c->site_rows;
+	c->snap.n_locks = c->locktab.n_locks;
+	c->snap.locks = c->locktab.locks;
+	c->snap.n_sites = c->locksites.n_site_rows;
+	c->snap.sites = c->locksites.site_rows;
 	order_of = c;
-	for (i = 0; i < c->n_site_rows; i++)
-		qsort(c->site_st[i].members, c->site_st[i].n_members,
-		      sizeof(uint64_t), cmp_member);
+	for (i = 0; i < c->locksites.n_site_rows; i++)
+		qsort(c->locksites.site_st[i].members,
+		      c->locksites.site_st[i].n_members, sizeof(uint64_t),
+		      cmp_member);
 	top_locks(c);
 	return err;
 }
 
 void locksites_retire(struct lt_collector *c, size_t lock)
 {
-	size_t site = c->lstate[lock].site;
+	size_t site = c->locktab.lstate[lock].site;
 
 	if (site)
-		lt_figures_add(&c->site_st[site - 1].retired,
-			       &c->locks[lock].total);
+		lt_figures_add(&c->locksites.site_st[site - 1].retired,
+			       &c->locktab.locks[lock].total);
 }
 
 void locksites_free(struct lt_collector *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->n_site_rows; i++) {
-		free(c->site_st[i].members);
-		free(c->site_st[i].pids);
+	for (i = 0; i < c->locksites.n_site_rows; i++) {
+		free(c->locksites.site_st[i].members);
+		free(c->locksites.site_st[i].pids);
 	}
-	free(c->site_rows);
-	free(c->site_st);
+	free(c->locksites.site_rows);
+	free(c->locksites.site_st);
 }

@@ -35,8 +35,8 @@ int mapio_share_maps(struct lt_collector *c, struct bpf_object *obj,
 	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
 		struct bpf_map *to =
 			bpf_object__find_map_by_name(obj, shared[i]);
-		struct bpf_map *from =
-			bpf_object__find_map_by_name(c->futex->obj, shared[i]);
+		struct bpf_map *from = bpf_object__find_map_by_name(
+			c->obj.futex->obj, shared[i]);
 
 		if (!to || !from) {
 			snprintf(err, err_len,
@@ -60,17 +60,17 @@ int mapio_share_maps(struct lt_collector *c, struct bpf_object *obj,
 /* The batch buffers, grown to hold BATCH keys and values of these sizes. */
 static int batch_bufs(struct lt_collector *c, size_t key_size, size_t vsz)
 {
-	if (c->keybuf_len < BATCH * key_size) {
-		free(c->keybuf);
-		c->keybuf = malloc(BATCH * key_size);
-		c->keybuf_len = c->keybuf ? BATCH * key_size : 0;
+	if (c->mapio.keybuf_len < BATCH * key_size) {
+		free(c->mapio.keybuf);
+		c->mapio.keybuf = malloc(BATCH * key_size);
+		c->mapio.keybuf_len = c->mapio.keybuf ? BATCH * key_size : 0;
 	}
-	if (c->valbuf_len < BATCH * vsz) {
-		free(c->valbuf);
-		c->valbuf = malloc(BATCH * vsz);
-		c->valbuf_len = c->valbuf ? BATCH * vsz : 0;
+	if (c->mapio.valbuf_len < BATCH * vsz) {
+		free(c->mapio.valbuf);
+		c->mapio.valbuf = malloc(BATCH * vsz);
+		c->mapio.valbuf_len = c->mapio.valbuf ? BATCH * vsz : 0;
 	}
-	return c->keybuf && c->valbuf ? 0 : -ENOMEM;
+	return c->mapio.keybuf && c->mapio.valbuf ? 0 : -ENOMEM;
 }
 
 /*
@@ -84,7 +84,8 @@ int mapio_each_entry(struct lt_collector *c, int fd, size_t key_size,
 		     size_t *seen)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t vsz = percpu ? ((value_size + 7) & ~7UL) * c->ncpus : value_size;
+	size_t vsz = percpu ? ((value_size + 7) & ~7UL) * c->opts.ncpus :
+			      value_size;
 	char out_batch[64];
 	bool first = true, done = false;
 	__u32 count, k;
@@ -97,16 +98,16 @@ int mapio_each_entry(struct lt_collector *c, int fd, size_t key_size,
 	while (!done) {
 		count = BATCH;
 		err = bpf_map_lookup_batch(fd, first ? NULL : out_batch,
-					   out_batch, c->keybuf, c->valbuf,
-					   &count, &opts);
+					   out_batch, c->mapio.keybuf,
+					   c->mapio.valbuf, &count, &opts);
 		if (err == -ENOENT)
 			done = true;
 		else if (err)
 			return err;
 		first = false;
 		for (k = 0; k < count; k++) {
-			err = fn(c, (char *)c->keybuf + k * key_size,
-				 (char *)c->valbuf + k * vsz);
+			err = fn(c, (char *)c->mapio.keybuf + k * key_size,
+				 (char *)c->mapio.valbuf + k * vsz);
 			if (err)
 				return err;
 		}
@@ -126,7 +127,7 @@ int mapio_each_slot(struct lt_collector *c, int fd, __u64 n, size_t value_size,
 			      const void *value))
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t vsz = ((value_size + 7) & ~7UL) * (size_t)c->ncpus;
+	size_t vsz = ((value_size + 7) & ~7UL) * (size_t)c->opts.ncpus;
 	__u32 done = 0, last = 0, count, k;
 	int err, ret;
 
@@ -136,12 +137,13 @@ int mapio_each_slot(struct lt_collector *c, int fd, __u64 n, size_t value_size,
 	while (done < n) {
 		count = (__u32)(n - done) < BATCH ? (__u32)(n - done) : BATCH;
 		err = bpf_map_lookup_batch(fd, done ? &last : NULL, &last,
-					   c->keybuf, c->valbuf, &count, &opts);
+					   c->mapio.keybuf, c->mapio.valbuf,
+					   &count, &opts);
 		if (err && err != -ENOENT)
 			return err;
 		for (k = 0; k < count; k++) {
-			ret = fn(c, (const __u32 *)c->keybuf + k,
-				 (char *)c->valbuf + k * vsz);
+			ret = fn(c, (const __u32 *)c->mapio.keybuf + k,
+				 (char *)c->mapio.valbuf + k * vsz);
 			if (ret)
 				return ret;
 		}
@@ -158,7 +160,7 @@ int mapio_each_slot(struct lt_collector *c, int fd, __u64 n, size_t value_size,
  */
 void mapio_counter_sums(struct lt_collector *c, int fd, __u32 n, uint64_t *sums)
 {
-	uint64_t *vals = calloc((size_t)c->ncpus, sizeof(*vals));
+	uint64_t *vals = calloc((size_t)c->opts.ncpus, sizeof(*vals));
 	__u32 k;
 	int cpu;
 
@@ -168,7 +170,7 @@ void mapio_counter_sums(struct lt_collector *c, int fd, __u32 n, uint64_t *sums)
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
 		sums[k] = 0;
-		for (cpu = 0; cpu < c->ncpus; cpu++)
+		for (cpu = 0; cpu < c->opts.ncpus; cpu++)
 			sums[k] += vals[cpu];
 	}
 	free(vals);

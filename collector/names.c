@@ -127,14 +127,14 @@ static bool place_word(struct lt_collector *c, const struct lock_state *s,
 	k.dev_or_tgid = p->dev;
 	k.ino = p->ino;
 	k.start = p->start;
-	bpf_map_update_elem(bpf_map__fd(c->futex->maps.ident), &ik, &k,
+	bpf_map_update_elem(bpf_map__fd(c->obj.futex->maps.ident), &ik, &k,
 			    BPF_ANY);
 	/* Where it is, for its row's name, as the probe would keep it. */
 	w.dev = (__u32)p->dev;
 	w.ino = p->ino;
 	snprintf(w.file, sizeof(w.file), "%.*s", (int)sizeof(w.file) - 1,
 		 base ? base + 1 : vma->path);
-	bpf_map_update_elem(bpf_map__fd(c->futex->maps.wheres), &k, &w,
+	bpf_map_update_elem(bpf_map__fd(c->obj.futex->maps.wheres), &k, &w,
 			    BPF_NOEXIST);
 	return true;
 }
@@ -167,7 +167,7 @@ static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
 static uint64_t object_address(struct lt_collector *c, pid_t pid,
 			       const struct lock_state *s)
 {
-	const struct lt_vmas *v = lt_vma_cache_get(&c->vmas, pid);
+	const struct lt_vmas *v = lt_vma_cache_get(&c->naming.vmas, pid);
 	struct stat st;
 	size_t i;
 
@@ -202,14 +202,14 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 	else if (s->key.shared && pid > 0 && (at = object_address(c, pid, s)))
 		addr = l->address = at;
 	if (pid > 0) {
-		vmas = lt_vma_cache_get(&c->vmas, pid);
+		vmas = lt_vma_cache_get(&c->naming.vmas, pid);
 		vma = lt_vmas_find(vmas, addr);
 		image = vma ? lt_vmas_image(vmas, vma) : NULL;
 	}
 	/* A program's or library's data, .bss too: its symbol, else the
 	 * image and the address its file gives it. */
-	if (image && lt_name_image(c->syms, pid, image->start, addr, l->name,
-				   sizeof(l->name)))
+	if (image && lt_name_image(c->naming.syms, pid, image->start, addr,
+				   l->name, sizeof(l->name)))
 		return;
 	/* A shared file: its full path, while a process maps it. */
 	if (vma && vma->path[0] == '/' && vma->perms[3] == 's')
@@ -266,16 +266,17 @@ static const struct namer namers[] = {
 
 void names_lock(struct lt_collector *c, size_t i)
 {
-	struct lt_lock *l = &c->locks[i];
-	struct lock_state *s = &c->lstate[i];
+	struct lt_lock *l = &c->locktab.locks[i];
+	struct lock_state *s = &c->locktab.lstate[i];
 	const struct namer *n = namers;
 	struct lt_where w, *wp = NULL;
-	int comms = bpf_map__fd(c->futex->maps.comms);
+	int comms = bpf_map__fd(c->obj.futex->maps.comms);
 
 	while (n->of && !n->of(l->kind))
 		n++;
-	if (n->where && !bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.wheres),
-					     &s->key, &w)) {
+	if (n->where &&
+	    !bpf_map_lookup_elem(bpf_map__fd(c->obj.futex->maps.wheres),
+				 &s->key, &w)) {
 		w.file[sizeof(w.file) - 1] = '\0';
 		wp = &w;
 	}

@@ -13,32 +13,32 @@
 static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 {
 	struct proc_state key = { .tgid = (__u32)pid };
-	ssize_t i = lt_index_find(&c->proc_ix, &key, c->pstate);
+	ssize_t i = lt_index_find(&c->proctab.proc_ix, &key, c->proctab.pstate);
 	struct lt_proc *p;
 
 	if (i >= 0) {
-		if (c->pstate[i].dead_at) {
+		if (c->proctab.pstate[i].dead_at) {
 			/* The PID is in use again. */
-			c->pstate[i].dead_at = 0;
-			c->n_dead_procs--;
+			c->proctab.pstate[i].dead_at = 0;
+			c->retire.n_dead_procs--;
 		}
 		return i;
 	}
-	i = (ssize_t)c->n_procs;
-	if (lt_grow((void **)&c->procs, &c->cap_procs, i + 1,
-		    sizeof(*c->procs)) ||
-	    lt_grow((void **)&c->pstate, &c->cap_pstate, i + 1,
-		    sizeof(*c->pstate)))
+	i = (ssize_t)c->proctab.n_procs;
+	if (lt_grow((void **)&c->proctab.procs, &c->proctab.cap_procs, i + 1,
+		    sizeof(*c->proctab.procs)) ||
+	    lt_grow((void **)&c->proctab.pstate, &c->proctab.cap_pstate, i + 1,
+		    sizeof(*c->proctab.pstate)))
 		return -ENOMEM;
-	memset(&c->pstate[i], 0, sizeof(c->pstate[i]));
-	c->pstate[i].tgid = (__u32)pid;
-	if (lt_index_add(&c->proc_ix, i, c->pstate))
+	memset(&c->proctab.pstate[i], 0, sizeof(c->proctab.pstate[i]));
+	c->proctab.pstate[i].tgid = (__u32)pid;
+	if (lt_index_add(&c->proctab.proc_ix, i, c->proctab.pstate))
 		return -ENOMEM;
-	c->n_procs++;
-	p = &c->procs[i];
+	c->proctab.n_procs++;
+	p = &c->proctab.procs[i];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	lt_proc_comm(bpf_map__fd(c->futex->maps.comms), pid, p->comm);
+	lt_proc_comm(bpf_map__fd(c->obj.futex->maps.comms), pid, p->comm);
 	return i;
 }
 
@@ -51,7 +51,8 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 static bool maps_object(struct lt_collector *c, pid_t pid, uint64_t dev,
 			uint64_t ino)
 {
-	struct mapper *m = &c->mappers[(pid * 31 + ino * 17 + dev) % MAPPERS];
+	struct mapper *m =
+		&c->parties.mappers[(pid * 31 + ino * 17 + dev) % MAPPERS];
 	unsigned int maj, min;
 	unsigned long inode;
 	char path[64], line[512];
@@ -104,16 +105,17 @@ static bool can_hold(struct lt_collector *c, const struct lt_lock_key *k,
  */
 bool parties_may_hold(struct lt_collector *c, size_t lock, pid_t pid)
 {
-	struct side_key sk = { .lock = c->lstate[lock].key,
+	struct side_key sk = { .lock = c->locktab.lstate[lock].key,
 			       .pid = (__u32)pid,
 			       .holder = 1 };
-	ssize_t k = lt_index_find(&c->side_ix, &sk, c->side);
+	ssize_t k = lt_index_find(&c->parties.side_ix, &sk, c->parties.side);
 
 	if (k < 0)
 		return can_hold(c, &sk.lock, pid);
-	if (!c->side[k].may_hold)
-		c->side[k].may_hold = can_hold(c, &sk.lock, pid) ? 1 : -1;
-	return c->side[k].may_hold > 0;
+	if (!c->parties.side[k].may_hold)
+		c->parties.side[k].may_hold = can_hold(c, &sk.lock, pid) ? 1 :
+									   -1;
+	return c->parties.side[k].may_hold > 0;
 }
 
 /* The name of thread tid of process pid: its own while it lives, else
@@ -129,8 +131,9 @@ void parties_thread_name(struct lt_collector *c, pid_t pid, pid_t tid,
 	f = fopen(path, "re");
 	if (f && fgets(name, LT_COMM_SIZE, f)) {
 		name[strcspn(name, "\n")] = '\0';
-	} else if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.thread_comms),
-					&key, name)) {
+	} else if (!bpf_map_lookup_elem(
+			   bpf_map__fd(c->obj.futex->maps.thread_comms), &key,
+			   name)) {
 		name[LT_COMM_SIZE - 1] = '\0';
 	} else {
 		snprintf(name, LT_COMM_SIZE, "?");
@@ -192,7 +195,7 @@ static void set_party(struct lt_party *top, size_t *n,
 
 int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid)
 {
-	struct lock_state *s = &c->lstate[i];
+	struct lock_state *s = &c->locktab.lstate[i];
 	size_t k;
 
 	for (k = 0; k < s->n_pids; k++)
@@ -202,8 +205,8 @@ int parties_add_pid(struct lt_collector *c, size_t i, pid_t pid)
 		    sizeof(*s->pids)))
 		return -ENOMEM;
 	s->pids[s->n_pids++] = pid;
-	c->locks[i].pids = s->pids;
-	c->locks[i].n_pids = s->n_pids;
+	c->locktab.locks[i].pids = s->pids;
+	c->locktab.locks[i].n_pids = s->n_pids;
 	return 0;
 }
 
@@ -224,22 +227,24 @@ static int link_party(struct lt_collector *c, struct party_state *ps,
 	sk.pid = pk->role == LT_ROLE_HOLDER ? (__u32)tids_tgid_of(c, pk->tgid) :
 					      pk->tgid;
 	sk.holder = pk->role != LT_ROLE_WAITER;
-	k = lt_index_state(&c->side_ix, (void **)&c->side, &c->n_side,
-			   &c->cap_side, sizeof(*c->side), &sk, sizeof(sk),
+	k = lt_index_state(&c->parties.side_ix, (void **)&c->parties.side,
+			   &c->parties.n_side, &c->parties.cap_side,
+			   sizeof(*c->parties.side), &sk, sizeof(sk),
 			   &new_side);
 	if (k < 0)
 		return (int)k;
-	if (c->side[k].dead_at) {
+	if (c->parties.side[k].dead_at) {
 		/* Its PID in use again: another process. */
-		c->side[k].dead_at = 0;
-		c->side[k].may_hold = 0;
-		c->side[k].tid = 0;
-		c->n_dead_sides--;
+		c->parties.side[k].dead_at = 0;
+		c->parties.side[k].may_hold = 0;
+		c->parties.side[k].tid = 0;
+		c->retire.n_dead_sides--;
 	}
 	p = proc_of(c, (pid_t)sk.pid);
 	if (p < 0)
 		return (int)p;
-	if (new_side && !sk.holder && parties_add_pid(c, lock, c->procs[p].pid))
+	if (new_side && !sk.holder &&
+	    parties_add_pid(c, lock, c->proctab.procs[p].pid))
 		return -ENOMEM;
 	ps->lock = lock;
 	ps->side = (size_t)k;
@@ -269,29 +274,32 @@ static int merge_party(struct lt_collector *c, const void *rec)
 	int err;
 
 	/* The party the slot led to last time, if the slot still holds it. */
-	k = r->slot < LT_MAX_PARTIES ? c->party_row[r->slot] : -1;
-	if (k < 0 || memcmp(&c->party[k].key, pk, sizeof(*pk)))
-		k = lt_index_find(&c->party_ix, pk, c->party);
-	if (k < 0 || !c->party[k].linked) {
-		i = lt_index_find(&c->lock_ix, &pk->lock, c->lstate);
+	k = r->slot < LT_MAX_PARTIES ? c->slots.party_row[r->slot] : -1;
+	if (k < 0 || memcmp(&c->parties.party[k].key, pk, sizeof(*pk)))
+		k = lt_index_find(&c->parties.party_ix, pk, c->parties.party);
+	if (k < 0 || !c->parties.party[k].linked) {
+		i = lt_index_find(&c->locktab.lock_ix, &pk->lock,
+				  c->locktab.lstate);
 		if (i < 0)
 			return 0; /* a lock whose figures the kernel lost */
 		if (k < 0)
-			k = lt_index_state(&c->party_ix, (void **)&c->party,
-					   &c->n_party, &c->cap_party,
-					   sizeof(*c->party), pk, sizeof(*pk),
-					   &created);
+			k = lt_index_state(&c->parties.party_ix,
+					   (void **)&c->parties.party,
+					   &c->parties.n_party,
+					   &c->parties.cap_party,
+					   sizeof(*c->parties.party), pk,
+					   sizeof(*pk), &created);
 		else
-			c->n_unlinked--; /* its key came back */
+			c->retire.n_unlinked--; /* its key came back */
 		if (k < 0)
 			return (int)k;
-		err = link_party(c, &c->party[k], (size_t)i);
+		err = link_party(c, &c->parties.party[k], (size_t)i);
 		if (err)
 			return err;
 	}
 	if (r->slot < LT_MAX_PARTIES)
-		c->party_row[r->slot] = k;
-	ps = &c->party[k];
+		c->slots.party_row[r->slot] = k;
+	ps = &c->parties.party[k];
 	ps->slot = r->slot < LT_MAX_PARTIES ? (__s32)r->slot : -1;
 	dcount = diff(r->sum.count, ps->count);
 	dns = diff(r->sum.ns, ps->ns);
@@ -299,13 +307,13 @@ static int merge_party(struct lt_collector *c, const void *rec)
 	ps->ns = r->sum.ns;
 	if (!dcount && !dns)
 		return 0;
-	ps->moved_at = c->read_ns;
+	ps->moved_at = c->reading.read_ns;
 
-	l = &c->locks[ps->lock];
-	ss = &c->side[ps->side];
+	l = &c->locktab.locks[ps->lock];
+	ss = &c->parties.side[ps->side];
 	ss->count += dcount;
 	ss->ns += dns;
-	proc = &c->procs[ps->proc];
+	proc = &c->proctab.procs[ps->proc];
 	party.pid = proc->pid;
 	memcpy(party.comm, proc->comm, sizeof(party.comm));
 	party.count = ss->count;
@@ -329,7 +337,7 @@ static int merge_party(struct lt_collector *c, const void *rec)
 	proc->delta.wait_ns += dns;
 	proc->total.waits += dcount;
 	proc->total.wait_ns += dns;
-	pst = &c->pstate[ps->proc];
+	pst = &c->proctab.pstate[ps->proc];
 	if (ss->ns > pst->top_ns) {
 		pst->top_ns = ss->ns;
 		proc->top_lock = l->id;
@@ -339,9 +347,9 @@ static int merge_party(struct lt_collector *c, const void *rec)
 
 int parties_read(struct lt_collector *c)
 {
-	return mapio_run_reader(c, c->reader->progs.lt_read_parties,
-				c->party_out, sizeof(*c->party_out),
-				&c->reader->bss->n_parties, merge_party);
+	return mapio_run_reader(c, c->obj.reader->progs.lt_read_parties,
+				c->obj.party_out, sizeof(*c->obj.party_out),
+				&c->obj.reader->bss->n_parties, merge_party);
 }
 
 /* One process's pread-path figures, from the per-process I/O map. */
@@ -355,15 +363,15 @@ static int merge_proc_io(struct lt_collector *c, const void *key,
 	ssize_t i;
 	int cpu;
 
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
+	for (cpu = 0; cpu < c->opts.ncpus; cpu++) {
 		sum.count += percpu[cpu].count;
 		sum.ns += percpu[cpu].ns;
 	}
 	i = proc_of(c, (pid_t) * (const __u32 *)key);
 	if (i < 0)
 		return (int)i;
-	p = &c->procs[i];
-	ps = &c->pstate[i];
+	p = &c->proctab.procs[i];
+	ps = &c->proctab.pstate[i];
 	p->delta.io_count = diff(sum.count, ps->io.count);
 	p->delta.io_ns = diff(sum.ns, ps->io.ns);
 	p->total.io_count += p->delta.io_count;
@@ -374,7 +382,7 @@ static int merge_proc_io(struct lt_collector *c, const void *key,
 
 int parties_read_io(struct lt_collector *c)
 {
-	return mapio_each_entry(c, bpf_map__fd(c->fileio->maps.proc_io),
+	return mapio_each_entry(c, bpf_map__fd(c->obj.fileio->maps.proc_io),
 				sizeof(__u32), sizeof(struct lt_proc_io), true,
 				merge_proc_io, NULL);
 }
@@ -383,15 +391,16 @@ int parties_read_io(struct lt_collector *c)
 void parties_rename(struct lt_collector *c)
 {
 	uint64_t renamed =
-		__atomic_load_n(&c->futex->bss->renamed, __ATOMIC_RELAXED);
+		__atomic_load_n(&c->obj.futex->bss->renamed, __ATOMIC_RELAXED);
 	size_t i;
 
-	if (renamed == c->renamed)
+	if (renamed == c->parties.renamed)
 		return;
-	c->renamed = renamed;
-	for (i = 0; i < c->n_procs; i++) {
-		if (!c->pstate[i].dead_at)
-			lt_proc_comm(bpf_map__fd(c->futex->maps.comms),
-				     c->procs[i].pid, c->procs[i].comm);
+	c->parties.renamed = renamed;
+	for (i = 0; i < c->proctab.n_procs; i++) {
+		if (!c->proctab.pstate[i].dead_at)
+			lt_proc_comm(bpf_map__fd(c->obj.futex->maps.comms),
+				     c->proctab.procs[i].pid,
+				     c->proctab.procs[i].comm);
 	}
 }

@@ -33,14 +33,15 @@ _Static_assert(LT_DROP_NR == LT_DROP_SLOT_RETURN &&
 /* Waits that end from here on belong to the next interval's max. */
 static void new_epoch(struct lt_collector *c)
 {
-	c->read_ns = lt_mono_ns();
-	__atomic_fetch_add(&c->futex->bss->epoch, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->filelock->bss->epoch, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->fileio->bss->epoch, 1, __ATOMIC_RELAXED);
-	if (c->klock)
-		__atomic_fetch_add(&c->klock->bss->epoch, 1, __ATOMIC_RELAXED);
+	c->reading.read_ns = lt_mono_ns();
+	__atomic_fetch_add(&c->obj.futex->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->obj.filelock->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->obj.fileio->bss->epoch, 1, __ATOMIC_RELAXED);
+	if (c->obj.klock)
+		__atomic_fetch_add(&c->obj.klock->bss->epoch, 1,
+				   __ATOMIC_RELAXED);
 	usdt_follow(c);
-	__atomic_fetch_add(&c->spin->bss->epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->obj.spin->bss->epoch, 1, __ATOMIC_RELAXED);
 }
 
 /* When this read is, and the interval it closes. */
@@ -49,9 +50,9 @@ static void stamp_times(struct lt_collector *c)
 	uint64_t now = lt_mono_ns(), wall = lt_wall_ns();
 
 	c->snap.time = wall / 1e9;
-	c->snap.interval_s = (now - c->last_read_ns) / 1e9;
-	c->snap.elapsed_s = (now - c->opened_ns) / 1e9;
-	c->last_read_ns = now;
+	c->snap.interval_s = (now - c->reading.last_read_ns) / 1e9;
+	c->snap.elapsed_s = (now - c->reading.opened_ns) / 1e9;
+	c->reading.last_read_ns = now;
 }
 
 /*
@@ -62,15 +63,18 @@ static void clear_deltas(struct lt_collector *c)
 {
 	size_t i;
 
-	c->reads++;
-	swap_lists(&c->live, &c->n_live, &c->cap_live, &c->was_live,
-		   &c->n_was_live, &c->cap_was_live);
-	c->n_live = 0;
+	c->reading.reads++;
+	swap_lists(&c->locktab.live, &c->locktab.n_live, &c->locktab.cap_live,
+		   &c->locktab.was_live, &c->locktab.n_was_live,
+		   &c->locktab.cap_was_live);
+	c->locktab.n_live = 0;
 	memset(c->snap.kind_delta, 0, sizeof(c->snap.kind_delta));
-	for (i = 0; i < c->n_procs; i++)
-		memset(&c->procs[i].delta, 0, sizeof(c->procs[i].delta));
-	for (i = 0; i < c->n_files; i++)
-		memset(&c->files[i].delta, 0, sizeof(c->files[i].delta));
+	for (i = 0; i < c->proctab.n_procs; i++)
+		memset(&c->proctab.procs[i].delta, 0,
+		       sizeof(c->proctab.procs[i].delta));
+	for (i = 0; i < c->filetab.n_files; i++)
+		memset(&c->filetab.files[i].delta, 0,
+		       sizeof(c->filetab.files[i].delta));
 	memset(c->snap.io_hist_delta, 0, sizeof(c->snap.io_hist_delta));
 }
 
@@ -80,12 +84,12 @@ static int read_maps(struct lt_collector *c)
 	int err;
 
 	err = locks_read(c);
-	c->snap.lock_entries = c->reader->bss->visited;
+	c->snap.lock_entries = c->obj.reader->bss->visited;
 	c->snap.lock_capacity = LT_MAX_LOCKS;
 	c->snap.file_capacity = LT_MAX_FILES;
 	if (!err)
 		err = parties_read(c);
-	c->snap.party_entries = c->reader->bss->parties_visited;
+	c->snap.party_entries = c->obj.reader->bss->parties_visited;
 	c->snap.party_capacity = LT_MAX_PARTIES;
 	if (!err)
 		err = parties_read_io(c);
@@ -97,7 +101,7 @@ static int read_maps(struct lt_collector *c)
 		err = spin_threads_read(c);
 	spin_sampler_read(c);
 	kspin_read(c);
-	if (!err && c->stacks)
+	if (!err && c->opts.stacks)
 		err = stacks_read(c);
 	if (!err)
 		err = files_read(c);
@@ -109,13 +113,14 @@ static void clear_quiet(struct lt_collector *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->n_was_live; i++) {
-		struct lock_state *s = &c->lstate[c->was_live[i]];
+	for (i = 0; i < c->locktab.n_was_live; i++) {
+		struct lock_state *s =
+			&c->locktab.lstate[c->locktab.was_live[i]];
 
-		if (s->live == c->reads)
+		if (s->live == c->reading.reads)
 			continue;
-		memset(&c->locks[c->was_live[i]].delta, 0,
-		       sizeof(c->locks[0].delta));
+		memset(&c->locktab.locks[c->locktab.was_live[i]].delta, 0,
+		       sizeof(c->locktab.locks[0].delta));
 		s->wait_moved = s->hold_moved = 0;
 	}
 }
@@ -125,10 +130,10 @@ static void name_fresh(struct lt_collector *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->n_fresh; i++)
-		if (!c->lstate[c->fresh[i]].named)
-			names_lock(c, c->fresh[i]);
-	c->n_fresh = 0;
+	for (i = 0; i < c->locktab.n_fresh; i++)
+		if (!c->locktab.lstate[c->locktab.fresh[i]].named)
+			names_lock(c, c->locktab.fresh[i]);
+	c->locktab.n_fresh = 0;
 }
 
 /* The last holder of each moving lock, named when it changed; one that
@@ -137,9 +142,9 @@ static void name_holders(struct lt_collector *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->n_live; i++) {
-		struct lt_lock *l = &c->locks[c->live[i]];
-		struct lock_state *s = &c->lstate[c->live[i]];
+	for (i = 0; i < c->locktab.n_live; i++) {
+		struct lt_lock *l = &c->locktab.locks[c->locktab.live[i]];
+		struct lock_state *s = &c->locktab.lstate[c->locktab.live[i]];
 
 		__u32 tid = (__u32)s->raw.last_holder;
 		pid_t pid;
@@ -148,10 +153,10 @@ static void name_holders(struct lt_collector *c)
 			continue;
 		s->shown_holder = s->raw.last_holder;
 		pid = tids_tgid_of(c, tid);
-		if (!parties_may_hold(c, c->live[i], pid))
+		if (!parties_may_hold(c, c->locktab.live[i], pid))
 			continue;
 		l->holder = pid;
-		lt_proc_comm(bpf_map__fd(c->futex->maps.comms), l->holder,
+		lt_proc_comm(bpf_map__fd(c->obj.futex->maps.comms), l->holder,
 			     l->holder_comm);
 		l->holder_tid = 0;
 		l->holder_thread[0] = '\0';
@@ -172,16 +177,16 @@ static void count_drops(struct lt_collector *c)
 
 	/* The probes' drops so far, by reason; a reason that cannot be read
 	 * keeps its last figure. */
-	memcpy(raw, c->drops_raw, sizeof(raw));
-	mapio_counter_sums(c, bpf_map__fd(c->futex->maps.drops), LT_DROP_NR,
+	memcpy(raw, c->reading.drops_raw, sizeof(raw));
+	mapio_counter_sums(c, bpf_map__fd(c->obj.futex->maps.drops), LT_DROP_NR,
 			   raw);
-	raw[LT_DROP_SLOT_RETURN] = c->own_drops;
+	raw[LT_DROP_SLOT_RETURN] = c->slots.own_drops;
 	c->snap.drops_delta = 0;
 	for (r = 0; r < LT_DROP_REASONS; r++) {
-		c->snap.drop_delta[r] = diff(raw[r], c->drops_raw[r]);
+		c->snap.drop_delta[r] = diff(raw[r], c->reading.drops_raw[r]);
 		c->snap.drop_total[r] += c->snap.drop_delta[r];
 		c->snap.drops_delta += c->snap.drop_delta[r];
-		c->drops_raw[r] = raw[r];
+		c->reading.drops_raw[r] = raw[r];
 	}
 	c->snap.drops_total += c->snap.drops_delta;
 }
@@ -189,15 +194,15 @@ static void count_drops(struct lt_collector *c)
 /* The snapshot's rows and lists, as this read left them. */
 static int fill_snap(struct lt_collector *c)
 {
-	c->snap.n_procs = c->n_procs;
-	c->snap.procs = c->procs;
-	c->snap.n_files = c->n_files;
-	c->snap.file_entries = c->file_entries;
-	c->snap.files = c->files;
+	c->snap.n_procs = c->proctab.n_procs;
+	c->snap.procs = c->proctab.procs;
+	c->snap.n_files = c->filetab.n_files;
+	c->snap.file_entries = c->filetab.file_entries;
+	c->snap.files = c->filetab.files;
 	c->snap.n_probes = PROBE_NR;
-	c->snap.probes = c->probes;
-	c->snap.n_deadlocks = c->n_deadlocks;
-	c->snap.deadlocks = c->deadlocks;
+	c->snap.probes = c->cost.probes;
+	c->snap.n_deadlocks = c->inflight.n_deadlocks;
+	c->snap.deadlocks = c->inflight.deadlocks;
 	return locksites_build(c); /* the locks too */
 }
 
@@ -213,7 +218,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	clear_deltas(c);
 	err = read_maps(c);
 	if (err) {
-		lt_vma_cache_forget(&c->vmas);
+		lt_vma_cache_forget(&c->naming.vmas);
 		return err;
 	}
 	clear_quiet(c);
@@ -225,8 +230,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	reclaim_slots(c);
 	reclaim_publish(c);
 	retire_rows(c);
-	lt_vma_cache_forget(&c->vmas);
-	lt_symbolizer_prune(c->syms);
+	lt_vma_cache_forget(&c->naming.vmas);
+	lt_symbolizer_prune(c->naming.syms);
 	count_drops(c);
 	cost_read(c);
 	err = fill_snap(c);
@@ -239,8 +244,8 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 /* The reads start from now. */
 void read_start(struct lt_collector *c)
 {
-	c->opened_ns = lt_mono_ns();
-	c->last_read_ns = c->opened_ns;
+	c->reading.opened_ns = lt_mono_ns();
+	c->reading.last_read_ns = c->reading.opened_ns;
 }
 
 void lt_collector_housekeep(struct lt_collector *c)
@@ -250,11 +255,11 @@ void lt_collector_housekeep(struct lt_collector *c)
 	sites_judge(c);
 	spin_judge(c);
 	spin_pace(c);
-	if (c->stacks)
+	if (c->opts.stacks)
 		stacks_resolve(c);
 }
 
 void lt_collector_set_interval(struct lt_collector *c, unsigned int ms)
 {
-	c->interval_ms = ms ? ms : 1000;
+	c->opts.interval_ms = ms ? ms : 1000;
 }

@@ -73,17 +73,17 @@ static uint64_t stat_counter_sum(const struct lt_lock_stat *v)
 
 static struct slot_rows lock_rows(struct lt_collector *c)
 {
-	return (struct slot_rows){ .states = c->lstate,
-				   .n = c->n_locks,
-				   .row_of = c->slot_row,
+	return (struct slot_rows){ .states = c->locktab.lstate,
+				   .n = c->locktab.n_locks,
+				   .row_of = c->slots.slot_row,
 				   .used = c->snap.lock_entries };
 }
 
 static struct slot_maps lock_maps(struct lt_collector *c)
 {
-	return (struct slot_maps){ .names = c->futex->maps.lock_slots,
-				   .values = c->futex->maps.stat_map,
-				   .free = c->futex->maps.free_slots };
+	return (struct slot_maps){ .names = c->obj.futex->maps.lock_slots,
+				   .values = c->obj.futex->maps.stat_map,
+				   .free = c->obj.futex->maps.free_slots };
 }
 
 static uint64_t lock_counter_sum(const void *value)
@@ -93,24 +93,24 @@ static uint64_t lock_counter_sum(const void *value)
 
 static uint64_t lock_read_counter_sum(const struct lt_collector *c, size_t row)
 {
-	return stat_counter_sum(&c->lstate[row].raw);
+	return stat_counter_sum(&c->locktab.lstate[row].raw);
 }
 
 /* A lock waited on now, or no process can reach, keeps its slot. */
 static bool lock_kept(const struct lt_collector *c, size_t row)
 {
-	return c->lstate[row].waited || c->lstate[row].dead_at;
+	return c->locktab.lstate[row].waited || c->locktab.lstate[row].dead_at;
 }
 
 static bool lock_busy(const struct lt_collector *c, size_t row)
 {
-	return c->lstate[row].waited;
+	return c->locktab.lstate[row].waited;
 }
 
 /* Its holder stays named. */
 static void lock_forget(struct lt_collector *c, size_t row)
 {
-	struct lock_state *s = &c->lstate[row];
+	struct lock_state *s = &c->locktab.lstate[row];
 	__u64 holder = s->raw.last_holder;
 
 	memset(&s->raw, 0, sizeof(s->raw));
@@ -122,23 +122,23 @@ static void lock_forget(struct lt_collector *c, size_t row)
 /* Its name for the futex goes with the slot. */
 static void lock_forget_kernel(struct lt_collector *c, size_t row)
 {
-	bpf_map_delete_elem(bpf_map__fd(c->futex->maps.wheres),
-			    &c->lstate[row].key);
+	bpf_map_delete_elem(bpf_map__fd(c->obj.futex->maps.wheres),
+			    &c->locktab.lstate[row].key);
 }
 
 static struct slot_rows party_rows(struct lt_collector *c)
 {
-	return (struct slot_rows){ .states = c->party,
-				   .n = c->n_party,
-				   .row_of = c->party_row,
+	return (struct slot_rows){ .states = c->parties.party,
+				   .n = c->parties.n_party,
+				   .row_of = c->slots.party_row,
 				   .used = c->snap.party_entries };
 }
 
 static struct slot_maps party_maps(struct lt_collector *c)
 {
-	return (struct slot_maps){ .names = c->futex->maps.party_slots,
-				   .values = c->futex->maps.parties,
-				   .free = c->futex->maps.free_party_slots };
+	return (struct slot_maps){ .names = c->obj.futex->maps.party_slots,
+				   .values = c->obj.futex->maps.parties,
+				   .free = c->obj.futex->maps.free_party_slots };
 }
 
 static uint64_t party_counter_sum(const void *value)
@@ -150,33 +150,33 @@ static uint64_t party_counter_sum(const void *value)
 
 static uint64_t party_read_counter_sum(const struct lt_collector *c, size_t row)
 {
-	return c->party[row].count + c->party[row].ns;
+	return c->parties.party[row].count + c->parties.party[row].ns;
 }
 
 /* A party not linked to its rows is exits_forget()'s to let go. */
 static bool party_kept(const struct lt_collector *c, size_t row)
 {
-	return !c->party[row].linked;
+	return !c->parties.party[row].linked;
 }
 
 static void party_forget(struct lt_collector *c, size_t row)
 {
-	c->party[row].count = c->party[row].ns = 0;
+	c->parties.party[row].count = c->parties.party[row].ns = 0;
 }
 
 static struct slot_rows file_rows(struct lt_collector *c)
 {
-	return (struct slot_rows){ .states = c->fstate,
-				   .n = c->n_files,
-				   .row_of = c->file_row,
-				   .used = c->file_entries };
+	return (struct slot_rows){ .states = c->filetab.fstate,
+				   .n = c->filetab.n_files,
+				   .row_of = c->slots.file_row,
+				   .used = c->filetab.file_entries };
 }
 
 static struct slot_maps file_maps(struct lt_collector *c)
 {
-	return (struct slot_maps){ .names = c->fileio->maps.file_slots,
-				   .values = c->fileio->maps.file_stat,
-				   .free = c->fileio->maps.free_file_slots };
+	return (struct slot_maps){ .names = c->obj.fileio->maps.file_slots,
+				   .values = c->obj.fileio->maps.file_stat,
+				   .free = c->obj.fileio->maps.free_file_slots };
 }
 
 static uint64_t file_counter_sum(const void *value)
@@ -186,14 +186,15 @@ static uint64_t file_counter_sum(const void *value)
 
 static uint64_t file_read_counter_sum(const struct lt_collector *c, size_t row)
 {
-	return files_counter_sum(&c->fstate[row].raw);
+	return files_counter_sum(&c->filetab.fstate[row].raw);
 }
 
 static void file_forget(struct lt_collector *c, size_t row)
 {
-	memset(&c->fstate[row].raw, 0, sizeof(c->fstate[row].raw));
-	if (c->file_entries)
-		c->file_entries--;
+	memset(&c->filetab.fstate[row].raw, 0,
+	       sizeof(c->filetab.fstate[row].raw));
+	if (c->filetab.file_entries)
+		c->filetab.file_entries--;
 }
 
 #define STATE(type)                             \
@@ -268,12 +269,12 @@ static int queue_slot(struct lt_collector *c, enum slot_kind kind, __u32 slot)
 	const struct slot_kind_ops *k = &kinds[kind];
 	struct slot_maps m = k->maps(c);
 
-	memset(c->zero_values, 0, (size_t)c->ncpus * k->value_size);
-	if (bpf_map_update_elem(bpf_map__fd(m.values), &slot, c->zero_values,
-				BPF_ANY) ||
+	memset(c->slots.zero_values, 0, (size_t)c->opts.ncpus * k->value_size);
+	if (bpf_map_update_elem(bpf_map__fd(m.values), &slot,
+				c->slots.zero_values, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(m.free), NULL, &slot, BPF_ANY))
 		return -errno; /* the slot is lost: one fewer fits */
-	c->slots_back[k->high]++;
+	c->slots.slots_back[k->high]++;
 	return 0;
 }
 
@@ -283,16 +284,16 @@ static int queue_slot(struct lt_collector *c, enum slot_kind kind, __u32 slot)
  */
 void reclaim_publish(struct lt_collector *c)
 {
-	int fd = bpf_map__fd(c->futex->maps.slot_use);
+	int fd = bpf_map__fd(c->obj.futex->maps.slot_use);
 	__u64 use[LT_SLOT_USE_NR] = { 0 };
 	__u32 k;
 
 	for (k = 0; k < LT_HIGH_NR; k++) {
 		__u32 t = 2 * k, b = t + 1;
 
-		bpf_map_update_elem(fd, &b, &c->slots_back[k], BPF_ANY);
+		bpf_map_update_elem(fd, &b, &c->slots.slots_back[k], BPF_ANY);
 		if (!bpf_map_lookup_elem(fd, &t, &use[t]))
-			use[b] = c->slots_back[k];
+			use[b] = c->slots.slots_back[k];
 	}
 	c->snap.folding =
 		(use[2 * LT_HIGH_LOCKS] - use[2 * LT_HIGH_LOCKS + 1]) * 100 >=
@@ -335,20 +336,22 @@ int reclaim_fill_slots(struct lt_collector *c)
 	}
 	for (slot = 0; slot < LT_MAX_FILES; slot++)
 		if (bpf_map_update_elem(
-			    bpf_map__fd(c->fileio->maps.free_file_slots), NULL,
-			    &slot, BPF_ANY))
+			    bpf_map__fd(c->obj.fileio->maps.free_file_slots),
+			    NULL, &slot, BPF_ANY))
 			return -errno;
-	c->zero_values = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
-	c->peek = calloc((size_t)c->ncpus, SLOT_VALUE_MAX);
-	if (!c->zero_values || !c->peek)
+	c->slots.zero_values = calloc((size_t)c->opts.ncpus, SLOT_VALUE_MAX);
+	c->slots.peek = calloc((size_t)c->opts.ncpus, SLOT_VALUE_MAX);
+	if (!c->slots.zero_values || !c->slots.peek)
 		return -ENOMEM;
 	if (bpf_prog_test_run_opts(
-		    bpf_program__fd(c->reader->progs.lt_fill_slots), &opts) ||
+		    bpf_program__fd(c->obj.reader->progs.lt_fill_slots),
+		    &opts) ||
 	    bpf_prog_test_run_opts(
-		    bpf_program__fd(c->filelock->progs.lt_fill_owners), &opts))
+		    bpf_program__fd(c->obj.filelock->progs.lt_fill_owners),
+		    &opts))
 		return -errno;
-	return c->reader->bss->fill_failed ||
-			       c->filelock->bss->owners_fill_failed ?
+	return c->obj.reader->bss->fill_failed ||
+			       c->obj.filelock->bss->owners_fill_failed ?
 		       -ENOSPC :
 		       0;
 }
@@ -362,11 +365,11 @@ static bool counter_sums(struct lt_collector *c, const struct idle_entry *e,
 	struct slot_maps m = k->maps(c);
 	int cpu;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(m.values), &e->slot, c->peek))
+	if (bpf_map_lookup_elem(bpf_map__fd(m.values), &e->slot, c->slots.peek))
 		return false;
 	*now = 0;
-	for (cpu = 0; cpu < c->ncpus; cpu++)
-		*now += k->counter_sum((const char *)c->peek +
+	for (cpu = 0; cpu < c->opts.ncpus; cpu++)
+		*now += k->counter_sum((const char *)c->slots.peek +
 				       (size_t)cpu * k->value_size);
 	*read = k->read_counter_sum(c, e->row);
 	return true;
@@ -375,13 +378,14 @@ static bool counter_sums(struct lt_collector *c, const struct idle_entry *e,
 /* Every probe looks up again the slots it kept. */
 static void advance_gen(struct lt_collector *c)
 {
-	__atomic_fetch_add(&c->futex->bss->slot_gen, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->filelock->bss->slot_gen, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&c->fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->obj.futex->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->obj.filelock->bss->slot_gen, 1,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->obj.fileio->bss->slot_gen, 1, __ATOMIC_RELAXED);
 	usdt_follow(c);
-	__atomic_fetch_add(&c->spin->bss->slot_gen, 1, __ATOMIC_RELAXED);
-	if (c->klock)
-		__atomic_fetch_add(&c->klock->bss->slot_gen, 1,
+	__atomic_fetch_add(&c->obj.spin->bss->slot_gen, 1, __ATOMIC_RELAXED);
+	if (c->obj.klock)
+		__atomic_fetch_add(&c->obj.klock->bss->slot_gen, 1,
 				   __ATOMIC_RELAXED);
 }
 
@@ -392,7 +396,7 @@ static bool still_idle(struct lt_collector *c, const struct idle_entry *e)
 	struct slot_rows r = k->rows(c);
 
 	return *slot_of(&r, e->kind, e->row) == (__s32)e->slot &&
-	       moved_at(&r, e->kind, e->row) < c->idle_ns &&
+	       moved_at(&r, e->kind, e->row) < c->slots.idle_ns &&
 	       !(k->busy && k->busy(c, e->row));
 }
 
@@ -444,12 +448,12 @@ static void release(struct lt_collector *c, const struct idle_entry *e)
 static bool choose(struct lt_collector *c, enum slot_kind kind, size_t row,
 		   __s32 slot)
 {
-	if (lt_grow((void **)&c->idle, &c->cap_idle, c->n_idle + 1,
-		    sizeof(*c->idle)))
+	if (lt_grow((void **)&c->slots.idle, &c->slots.cap_idle,
+		    c->slots.n_idle + 1, sizeof(*c->slots.idle)))
 		return false;
-	c->idle[c->n_idle++] = (struct idle_entry){ .kind = kind,
-						    .row = row,
-						    .slot = (__u32)slot };
+	c->slots.idle[c->slots.n_idle++] = (struct idle_entry){
+		.kind = kind, .row = row, .slot = (__u32)slot
+	};
 	return true;
 }
 
@@ -495,7 +499,7 @@ static unsigned int fill_percent(struct lt_collector *c)
  */
 static uint64_t idle_age(struct lt_collector *c, uint64_t age)
 {
-	uint64_t least = 2ULL * c->interval_ms * 1000000ULL, cut = age;
+	uint64_t least = 2ULL * c->opts.interval_ms * 1000000ULL, cut = age;
 	unsigned int fill = fill_percent(c);
 
 	if (fill >= 75)
@@ -513,8 +517,8 @@ static void give_back(struct lt_collector *c)
 	bool any = false;
 	size_t i;
 
-	for (i = 0; i < c->n_idle; i++) {
-		struct idle_entry *e = &c->idle[i];
+	for (i = 0; i < c->slots.n_idle; i++) {
+		struct idle_entry *e = &c->slots.idle[i];
 
 		e->named = !still_idle(c, e) || !unname(c, e);
 		any |= !e->named;
@@ -524,8 +528,8 @@ static void give_back(struct lt_collector *c)
 		advance_gen(c);
 		nanosleep(&grace, NULL);
 	}
-	for (i = 0; i < c->n_idle; i++) {
-		const struct idle_entry *e = &c->idle[i];
+	for (i = 0; i < c->slots.n_idle; i++) {
+		const struct idle_entry *e = &c->slots.idle[i];
 
 		if (e->named)
 			continue;
@@ -537,10 +541,10 @@ static void give_back(struct lt_collector *c)
 		}
 		if (name_again(c, e))
 			continue; /* named again: read as ever */
-		c->own_drops++;
+		c->slots.own_drops++;
 		release(c, e);
 	}
-	c->n_idle = 0;
+	c->slots.n_idle = 0;
 }
 
 /* The first read: the rows of each kind whose slots are idle for age. */
@@ -557,7 +561,7 @@ static void choose_idle(struct lt_collector *c, uint64_t age)
 			__s32 slot = *slot_of(&r, kind, i);
 
 			if (slot < 0 || (k->kept && k->kept(c, i)) ||
-			    c->read_ns - moved_at(&r, kind, i) < age)
+			    c->reading.read_ns - moved_at(&r, kind, i) < age)
 				continue;
 			if (!choose(c, kind, i, slot))
 				break;
@@ -568,8 +572,9 @@ static void choose_idle(struct lt_collector *c, uint64_t age)
 void reclaim_slots(struct lt_collector *c)
 {
 	/* Rows kept for the whole run still let idle slots go, then. */
-	uint64_t age = (uint64_t)(c->retire_s ? c->retire_s : LT_RETIRE_S) *
-		       1000000000ULL;
+	uint64_t age =
+		(uint64_t)(c->opts.retire_s ? c->opts.retire_s : LT_RETIRE_S) *
+		1000000000ULL;
 
 	give_back(c);
 
@@ -577,12 +582,12 @@ void reclaim_slots(struct lt_collector *c)
 	 * every read. */
 	age = idle_age(c, age);
 	if (fill_percent(c) * RECLAIM_FILL < 100 ||
-	    c->read_ns - c->scanned_ns < age / 4)
+	    c->reading.read_ns - c->slots.scanned_ns < age / 4)
 		return;
-	c->scanned_ns = c->read_ns;
+	c->slots.scanned_ns = c->reading.read_ns;
 	choose_idle(c, age);
-	if (!c->n_idle)
+	if (!c->slots.n_idle)
 		return;
 	advance_gen(c);
-	c->idle_ns = c->read_ns;
+	c->slots.idle_ns = c->reading.read_ns;
 }

@@ -64,9 +64,10 @@ static void drop_oldest(struct asleep *list, size_t n, size_t cap, ssize_t *map)
  * not counted in the last quarter of the retire time. */
 static bool asleep_due(const struct lt_collector *c, uint64_t age)
 {
-	return (c->n_locks > c->snap.lock_entries + LT_ASLEEP_LOCKS ||
-		c->n_files > c->file_entries + LT_ASLEEP_FILES) &&
-	       c->read_ns - c->asleep_ns >= age / 4;
+	return (c->locktab.n_locks > c->snap.lock_entries + LT_ASLEEP_LOCKS ||
+		c->filetab.n_files >
+			c->filetab.file_entries + LT_ASLEEP_FILES) &&
+	       c->reading.read_ns - c->retire.asleep_ns >= age / 4;
 }
 
 /*
@@ -85,26 +86,30 @@ static void choose_asleep(struct lt_collector *c, ssize_t *lmap, ssize_t *fmap)
 	bool *pinned;
 	size_t i, n;
 
-	c->asleep_ns = c->read_ns;
-	list = calloc(c->n_locks > c->n_files ? c->n_locks : c->n_files,
+	c->retire.asleep_ns = c->reading.read_ns;
+	list = calloc(c->locktab.n_locks > c->filetab.n_files ?
+			      c->locktab.n_locks :
+			      c->filetab.n_files,
 		      sizeof(*list));
-	pinned = calloc(c->n_locks + 1, sizeof(*pinned));
+	pinned = calloc(c->locktab.n_locks + 1, sizeof(*pinned));
 	if (!list || !pinned)
 		goto out;
-	for (i = 0; i < c->n_party; i++)
-		if (c->party[i].linked && c->party[i].slot >= 0)
-			pinned[c->party[i].lock] = true;
-	for (i = n = 0; i < c->n_locks; i++) {
-		const struct lock_state *s = &c->lstate[i];
+	for (i = 0; i < c->parties.n_party; i++)
+		if (c->parties.party[i].linked && c->parties.party[i].slot >= 0)
+			pinned[c->parties.party[i].lock] = true;
+	for (i = n = 0; i < c->locktab.n_locks; i++) {
+		const struct lock_state *s = &c->locktab.lstate[i];
 
 		if (lmap[i] >= 0 && s->slot < 0 && !s->dead_at && !s->waited &&
-		    s->live != c->reads && !pinned[i])
+		    s->live != c->reading.reads && !pinned[i])
 			list[n++] = (struct asleep){ s->moved_at, i };
 	}
 	drop_oldest(list, n, LT_ASLEEP_LOCKS, lmap);
-	for (i = n = 0; i < c->n_files; i++)
-		if (c->fstate[i].slot < 0)
-			list[n++] = (struct asleep){ c->fstate[i].moved_at, i };
+	for (i = n = 0; i < c->filetab.n_files; i++)
+		if (c->filetab.fstate[i].slot < 0)
+			list[n++] =
+				(struct asleep){ c->filetab.fstate[i].moved_at,
+						 i };
 	drop_oldest(list, n, LT_ASLEEP_FILES, fmap);
 out:
 	free(list);
@@ -171,70 +176,70 @@ struct row_link {
 static void drop_lock(struct lt_collector *c, size_t row)
 {
 	locksites_retire(c, row);
-	free(c->lstate[row].pids);
-	free(c->lstate[row].stack);
-	if (c->lstate[row].dead_at)
-		c->n_dead--;
+	free(c->locktab.lstate[row].pids);
+	free(c->locktab.lstate[row].stack);
+	if (c->locktab.lstate[row].dead_at)
+		c->retire.n_dead--;
 }
 
 static void drop_proc(struct lt_collector *c, size_t row)
 {
 	(void)row; /* only the ended go */
-	c->n_dead_procs--;
+	c->retire.n_dead_procs--;
 }
 
 static void drop_side(struct lt_collector *c, size_t row)
 {
-	if (c->side[row].dead_at)
-		c->n_dead_sides--;
+	if (c->parties.side[row].dead_at)
+		c->retire.n_dead_sides--;
 }
 
 static void drop_party(struct lt_collector *c, size_t row)
 {
-	if (!c->party[row].linked)
-		c->n_unlinked--;
+	if (!c->parties.party[row].linked)
+		c->retire.n_unlinked--;
 }
 
 static const struct row_table tables[ROWS_NR] = {
-	[ROWS_LOCKS] = { .n_at = AT(n_locks),
-			 .arrays = { ARRAY(locks, cap_locks),
-				     ARRAY(lstate, cap_lstate) },
-			 .ix_at = AT(lock_ix),
+	[ROWS_LOCKS] = { .n_at = AT(locktab.n_locks),
+			 .arrays = { ARRAY(locktab.locks, locktab.cap_locks),
+				     ARRAY(locktab.lstate, locktab.cap_lstate) },
+			 .ix_at = AT(locktab.lock_ix),
 			 .keyed = 1,
 			 .drop = drop_lock },
-	[ROWS_PROCS] = { .n_at = AT(n_procs),
-			 .arrays = { ARRAY(procs, cap_procs),
-				     ARRAY(pstate, cap_pstate) },
-			 .ix_at = AT(proc_ix),
+	[ROWS_PROCS] = { .n_at = AT(proctab.n_procs),
+			 .arrays = { ARRAY(proctab.procs, proctab.cap_procs),
+				     ARRAY(proctab.pstate, proctab.cap_pstate) },
+			 .ix_at = AT(proctab.proc_ix),
 			 .keyed = 1,
 			 .drop = drop_proc },
-	[ROWS_SIDES] = { .n_at = AT(n_side),
-			 .arrays = { ARRAY(side, cap_side) },
-			 .ix_at = AT(side_ix),
+	[ROWS_SIDES] = { .n_at = AT(parties.n_side),
+			 .arrays = { ARRAY(parties.side, parties.cap_side) },
+			 .ix_at = AT(parties.side_ix),
 			 .drop = drop_side },
-	[ROWS_PARTIES] = { .n_at = AT(n_party),
-			   .arrays = { ARRAY(party, cap_party) },
-			   .ix_at = AT(party_ix),
+	[ROWS_PARTIES] = { .n_at = AT(parties.n_party),
+			   .arrays = { ARRAY(parties.party, parties.cap_party) },
+			   .ix_at = AT(parties.party_ix),
 			   .drop = drop_party },
-	[ROWS_FILES] = { .n_at = AT(n_files),
-			 .arrays = { ARRAY(files, cap_files),
-				     ARRAY(fstate, cap_fstate) },
-			 .ix_at = AT(file_ix),
+	[ROWS_FILES] = { .n_at = AT(filetab.n_files),
+			 .arrays = { ARRAY(filetab.files, filetab.cap_files),
+				     ARRAY(filetab.fstate, filetab.cap_fstate) },
+			 .ix_at = AT(filetab.file_ix),
 			 .keyed = 1 },
 };
 
 static const struct row_list lists[] = {
-	{ ROWS_LOCKS, AT(live), AT(n_live) },
-	{ ROWS_LOCKS, AT(was_live), AT(n_was_live) },
-	{ ROWS_LOCKS, AT(waited), AT(n_waited) },
-	{ ROWS_LOCKS, AT(spinning), AT(n_spinning) },
-	{ ROWS_LOCKS, AT(fresh), AT(n_fresh) },
+	{ ROWS_LOCKS, AT(locktab.live), AT(locktab.n_live) },
+	{ ROWS_LOCKS, AT(locktab.was_live), AT(locktab.n_was_live) },
+	{ ROWS_LOCKS, AT(inflight.waited), AT(inflight.n_waited) },
+	{ ROWS_LOCKS, AT(sampler.spinning), AT(sampler.n_spinning) },
+	{ ROWS_LOCKS, AT(locktab.fresh), AT(locktab.n_fresh) },
 };
 
 static const struct row_slots slot_maps[] = {
-	{ ROWS_LOCKS, AT(slot_row), LT_MAX_LOCKS },
-	{ ROWS_PARTIES, AT(party_row), LT_MAX_PARTIES },
-	{ ROWS_FILES, AT(file_row), LT_MAX_FILES },
+	{ ROWS_LOCKS, AT(slots.slot_row), LT_MAX_LOCKS },
+	{ ROWS_PARTIES, AT(slots.party_row), LT_MAX_PARTIES },
+	{ ROWS_FILES, AT(slots.file_row), LT_MAX_FILES },
 };
 
 /* Only a linked party stays (mark_rows()), so every kept link is valid. */
@@ -304,27 +309,28 @@ static void mark_rows(struct lt_collector *c, struct retire_plan *p,
 	size_t i;
 
 	for (i = 0; i < p->t[ROWS_LOCKS].n; i++) {
-		const struct lock_state *s = &c->lstate[i];
+		const struct lock_state *s = &c->locktab.lstate[i];
 
-		if (due(s->dead_at, now, age) && s->live != c->reads &&
+		if (due(s->dead_at, now, age) && s->live != c->reading.reads &&
 		    !s->waited)
 			lmap[i] = -1;
 	}
 	if (asleep_due(c, age))
 		choose_asleep(c, lmap, p->t[ROWS_FILES].map);
 	for (i = 0; i < p->t[ROWS_PROCS].n; i++)
-		if (due(c->pstate[i].dead_at, now, age))
+		if (due(c->proctab.pstate[i].dead_at, now, age))
 			rmap[i] = -1;
 	for (i = 0; i < p->t[ROWS_SIDES].n; i++) {
-		ssize_t l = lt_index_find(&c->lock_ix, &c->side[i].key.lock,
-					  c->lstate);
+		ssize_t l = lt_index_find(&c->locktab.lock_ix,
+					  &c->parties.side[i].key.lock,
+					  c->locktab.lstate);
 
-		if (due(c->side[i].dead_at, now, age) ||
+		if (due(c->parties.side[i].dead_at, now, age) ||
 		    (l >= 0 && lmap[l] < 0))
 			smap[i] = -1;
 	}
 	for (i = 0; i < p->t[ROWS_PARTIES].n; i++) {
-		const struct party_state *ps = &c->party[i];
+		const struct party_state *ps = &c->parties.party[i];
 
 		if (!ps->linked || lmap[ps->lock] < 0 || smap[ps->side] < 0 ||
 		    rmap[ps->proc] < 0)
@@ -456,7 +462,7 @@ static void move_all(struct lt_collector *c, struct retire_plan *p)
 	for (r = 0; r < ROWS_NR; r++)
 		move_rows(c, r, &p->t[r]);
 	remap_positions(c, p);
-	c->n_idle = 0; /* chosen by rows that moved: chosen again later */
+	c->slots.n_idle = 0; /* chosen by rows that moved: chosen again later */
 	shrink_rows(c);
 }
 
@@ -486,13 +492,14 @@ static void free_plan(struct retire_plan *p)
 void retire_rows(struct lt_collector *c)
 {
 	uint64_t now = lt_mono_ns();
-	uint64_t age = (uint64_t)c->retire_s * 1000000000ULL;
+	uint64_t age = (uint64_t)c->opts.retire_s * 1000000000ULL;
 	struct retire_plan p = { 0 };
 
-	if (!c->retire_s ||
-	    (c->n_dead < RETIRE_MIN && c->n_dead_sides < RETIRE_MIN &&
-	     c->n_dead_procs < RETIRE_MIN && c->n_unlinked < RETIRE_MIN &&
-	     !asleep_due(c, age)))
+	if (!c->opts.retire_s ||
+	    (c->retire.n_dead < RETIRE_MIN &&
+	     c->retire.n_dead_sides < RETIRE_MIN &&
+	     c->retire.n_dead_procs < RETIRE_MIN &&
+	     c->retire.n_unlinked < RETIRE_MIN && !asleep_due(c, age)))
 		return;
 	if (!plan_maps(c, &p))
 		goto out;
@@ -506,5 +513,5 @@ out:
 
 void lt_collector_set_retire(struct lt_collector *c, unsigned int s)
 {
-	c->retire_s = s;
+	c->opts.retire_s = s;
 }

@@ -48,8 +48,8 @@ static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
 	int64_t ra_off;
 
 	/* ip follows the syscall or call instruction: look inside it. */
-	if (!ip ||
-	    !lt_function_at(c->syms, pid, ip - 1, buf, sizeof(buf), &ra_off))
+	if (!ip || !lt_function_at(c->naming.syms, pid, ip - 1, buf,
+				   sizeof(buf), &ra_off))
 		return v;
 	name = buf;
 	while (*name == '_')
@@ -73,16 +73,17 @@ static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
  */
 void sites_judge(struct lt_collector *c)
 {
-	int qfd = bpf_map__fd(c->futex->maps.new_sites);
-	int sfd = bpf_map__fd(c->futex->maps.sites);
+	int qfd = bpf_map__fd(c->obj.futex->maps.new_sites);
+	int sfd = bpf_map__fd(c->obj.futex->maps.sites);
 	struct lt_site_key k;
 	struct lt_site v;
 
 	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &k)) {
 		v = judge_site(c, (pid_t)k.tgid, k.ip);
 		bpf_map_update_elem(sfd, &k, &v, BPF_EXIST);
-		if (!lt_grow((void **)&c->site_keys, &c->cap_sites,
-			     c->n_sites + 1, sizeof(*c->site_keys)))
-			c->site_keys[c->n_sites++] = k;
+		if (!lt_grow((void **)&c->callsites.site_keys,
+			     &c->callsites.cap_sites, c->callsites.n_sites + 1,
+			     sizeof(*c->callsites.site_keys)))
+			c->callsites.site_keys[c->callsites.n_sites++] = k;
 	}
 }

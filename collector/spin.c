@@ -35,18 +35,20 @@ void spin_prepare(struct lt_collector *c)
 	uint64_t addr = 0;
 	size_t i;
 
-	if (!c->spin_always && !c->ksyms)
-		c->ksyms = lt_ksyms_load_running();
-	for (i = 0; !c->spin_always && c->ksyms && !addr && i < 2; i++)
-		addr = lt_ksyms_addr(c->ksyms, names[i]);
-	if (!c->klock) {
-		lt_ksyms_free(c->ksyms);
-		c->ksyms = NULL;
+	if (!c->sampler.spin_always && !c->naming.ksyms)
+		c->naming.ksyms = lt_ksyms_load_running();
+	for (i = 0;
+	     !c->sampler.spin_always && c->naming.ksyms && !addr && i < 2; i++)
+		addr = lt_ksyms_addr(c->naming.ksyms, names[i]);
+	if (!c->obj.klock) {
+		lt_ksyms_free(c->naming.ksyms);
+		c->naming.ksyms = NULL;
 	}
-	c->spin->rodata->targ_tick_fn = addr;
+	c->obj.spin->rodata->targ_tick_fn = addr;
 	if (!addr) {
-		c->spin_always = true;
-		bpf_program__set_autoload(c->spin->progs.lt_spin_tick, false);
+		c->sampler.spin_always = true;
+		bpf_program__set_autoload(c->obj.spin->progs.lt_spin_tick,
+					  false);
 	}
 }
 
@@ -59,18 +61,18 @@ static void run_sampler(struct lt_collector *c, bool on)
 	/* The tick stops sampling as the events start, and the other way
 	 * round: no moment has both, or neither for long. */
 	if (on)
-		__atomic_store_n(&c->spin->bss->sampler_on, 1,
+		__atomic_store_n(&c->obj.spin->bss->sampler_on, 1,
 				 __ATOMIC_SEQ_CST);
-	for (i = 0; i < c->n_spin; i++)
-		ioctl(c->spin_fds[i],
+	for (i = 0; i < c->sampler.n_spin; i++)
+		ioctl(c->sampler.spin_fds[i],
 		      on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 	if (!on)
-		__atomic_store_n(&c->spin->bss->sampler_on, 0,
+		__atomic_store_n(&c->obj.spin->bss->sampler_on, 0,
 				 __ATOMIC_SEQ_CST);
-	if (c->sampler_on && !on)
-		c->sampler_ns += now - c->sampler_since;
-	c->sampler_on = on;
-	c->sampler_since = now;
+	if (c->sampler.sampler_on && !on)
+		c->sampler.sampler_ns += now - c->sampler.sampler_since;
+	c->sampler.sampler_on = on;
+	c->sampler.sampler_since = now;
 }
 
 /* Something spun this recently: the sampler runs. */
@@ -81,28 +83,28 @@ void spin_pace(struct lt_collector *c)
 	uint64_t at, now;
 	bool want;
 
-	if (!c->n_spin || c->spin_always)
+	if (!c->sampler.n_spin || c->sampler.spin_always)
 		return;
-	at = __atomic_load_n(&c->spin->bss->spun_at, __ATOMIC_RELAXED);
+	at = __atomic_load_n(&c->obj.spin->bss->spun_at, __ATOMIC_RELAXED);
 	now = lt_mono_ns();
 	want = at && (at > now || now - at < SAMPLER_LINGER_NS);
-	if (want != c->sampler_on)
+	if (want != c->sampler.sampler_on)
 		run_sampler(c, want);
 }
 
 /* The sampler's state for the snapshot, and how long it ran. */
 void spin_sampler_read(struct lt_collector *c)
 {
-	uint64_t ns = c->sampler_ns;
+	uint64_t ns = c->sampler.sampler_ns;
 
-	if (c->sampler_on)
-		ns += lt_mono_ns() - c->sampler_since;
-	c->snap.spin_sampler = !c->n_spin    ? "off" :
-			       c->sampler_on ? "on" :
-					       "tick";
+	if (c->sampler.sampler_on)
+		ns += lt_mono_ns() - c->sampler.sampler_since;
+	c->snap.spin_sampler = !c->sampler.n_spin    ? "off" :
+			       c->sampler.sampler_on ? "on" :
+						       "tick";
 	c->snap.spin_sampler_total_s = ns / 1e9;
-	c->snap.spin_sampler_delta_s = (ns - c->sampler_ns_read) / 1e9;
-	c->sampler_ns_read = ns;
+	c->snap.spin_sampler_delta_s = (ns - c->sampler.sampler_ns_read) / 1e9;
+	c->sampler.sampler_ns_read = ns;
 }
 
 /* One sampling event per CPU, attached to the sampler program. */
@@ -112,12 +114,14 @@ static int attach_events(struct lt_collector *c, char *err, size_t err_len)
 	int cpu, fd;
 	long err_no;
 
-	c->spin_fds = calloc((size_t)c->ncpus, sizeof(*c->spin_fds));
-	c->spin_links = calloc((size_t)c->ncpus, sizeof(*c->spin_links));
-	if (!c->spin_fds || !c->spin_links)
+	c->sampler.spin_fds =
+		calloc((size_t)c->opts.ncpus, sizeof(*c->sampler.spin_fds));
+	c->sampler.spin_links =
+		calloc((size_t)c->opts.ncpus, sizeof(*c->sampler.spin_links));
+	if (!c->sampler.spin_fds || !c->sampler.spin_links)
 		return -ENOMEM;
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
-		fd = lt_sample_event(c->spin_hz, cpu, &clock);
+	for (cpu = 0; cpu < c->opts.ncpus; cpu++) {
+		fd = lt_sample_event(c->sampler.spin_hz, cpu, &clock);
 		if (fd < 0) {
 			if (errno == ENODEV || errno == ENXIO)
 				continue; /* a possible CPU not online */
@@ -128,10 +132,11 @@ static int attach_events(struct lt_collector *c, char *err, size_t err_len)
 				 cpu, strerror((int)err_no));
 			return (int)-err_no;
 		}
-		c->spin_fds[c->n_spin] = fd;
-		c->spin_links[c->n_spin] = bpf_program__attach_perf_event(
-			c->spin->progs.lt_spin_sample, fd);
-		if (!c->spin_links[c->n_spin]) {
+		c->sampler.spin_fds[c->sampler.n_spin] = fd;
+		c->sampler.spin_links[c->sampler.n_spin] =
+			bpf_program__attach_perf_event(
+				c->obj.spin->progs.lt_spin_sample, fd);
+		if (!c->sampler.spin_links[c->sampler.n_spin]) {
 			err_no = errno;
 			close(fd);
 			snprintf(err, err_len,
@@ -139,7 +144,7 @@ static int attach_events(struct lt_collector *c, char *err, size_t err_len)
 				 strerror((int)err_no));
 			return (int)-err_no;
 		}
-		c->n_spin++;
+		c->sampler.n_spin++;
 	}
 	return 0;
 }
@@ -149,10 +154,10 @@ int spin_attach(struct lt_collector *c, char *err, size_t err_len)
 	int ret;
 
 	/* Sampling off is the spin kind off: sched_yield is not counted. */
-	if (!c->spin_hz)
+	if (!c->sampler.spin_hz)
 		return 0;
-	c->spin->bss->sampler_on = 1; /* the tick waits for the events */
-	ret = spin_bpf__attach(c->spin);
+	c->obj.spin->bss->sampler_on = 1; /* the tick waits for the events */
+	ret = spin_bpf__attach(c->obj.spin);
 	if (ret) {
 		snprintf(err, err_len,
 			 "cannot attach the sched_yield and tick probes: %s",
@@ -163,9 +168,9 @@ int spin_attach(struct lt_collector *c, char *err, size_t err_len)
 	if (ret)
 		return ret;
 	/* Attached events run; unless always, they wait for spinning. */
-	c->sampler_on = true;
-	c->sampler_since = lt_mono_ns();
-	if (!c->spin_always)
+	c->sampler.sampler_on = true;
+	c->sampler.sampler_since = lt_mono_ns();
+	if (!c->sampler.spin_always)
 		run_sampler(c, false);
 	return 0;
 }
@@ -174,21 +179,21 @@ void spin_detach(struct lt_collector *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->n_spin; i++) {
-		bpf_link__destroy(c->spin_links[i]);
-		close(c->spin_fds[i]);
+	for (i = 0; i < c->sampler.n_spin; i++) {
+		bpf_link__destroy(c->sampler.spin_links[i]);
+		close(c->sampler.spin_fds[i]);
 	}
-	c->n_spin = 0;
-	free(c->spin_links);
-	free(c->spin_fds);
-	c->spin_links = NULL;
-	c->spin_fds = NULL;
+	c->sampler.n_spin = 0;
+	free(c->sampler.spin_links);
+	free(c->sampler.spin_fds);
+	c->sampler.spin_links = NULL;
+	c->sampler.spin_fds = NULL;
 }
 
 /*
- * The code around ip in the process whose memory is fd, into buf (room for CODE_BEFORE +
- * CODE_AFTER): *base is the address of buf[0]. Pages that cannot be
- * read end it (before ip, they start it later).
+ * The code around ip in the process whose memory is fd, into buf (room
+ * for CODE_BEFORE + CODE_AFTER): *base is the address of buf[0]. Pages
+ * that cannot be read end it (before ip, they start it later).
  */
 static size_t read_code(int fd, uint64_t ip, uint8_t *buf, uint64_t *base)
 {
@@ -245,7 +250,7 @@ static struct lt_spin_site judge(struct lt_collector *c,
 	close(fd);
 	/* Only a spin loop's image is looked up: few sites are. */
 	if (v.verdict != LT_SPIN_NONE) {
-		vma = lt_vma_cache_find(&c->vmas, (pid_t)k->tgid, k->ip);
+		vma = lt_vma_cache_find(&c->naming.vmas, (pid_t)k->tgid, k->ip);
 		if (vma && !lt_spin_image_may_lock(vma->path))
 			v = (struct lt_spin_site){ .verdict = LT_SPIN_NONE };
 	}
@@ -259,16 +264,18 @@ void spin_judge(struct lt_collector *c)
 	struct lt_spin_site v;
 	int qfd, sfd;
 
-	if (!c->spin)
+	if (!c->obj.spin)
 		return;
-	qfd = bpf_map__fd(c->spin->maps.new_spin_sites);
-	sfd = bpf_map__fd(c->spin->maps.spin_sites);
+	qfd = bpf_map__fd(c->obj.spin->maps.new_spin_sites);
+	sfd = bpf_map__fd(c->obj.spin->maps.spin_sites);
 	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &k)) {
 		v = judge(c, &k);
 		bpf_map_update_elem(sfd, &k, &v, BPF_EXIST);
-		if (!lt_grow((void **)&c->spin_keys, &c->cap_spin_keys,
-			     c->n_spin_keys + 1, sizeof(*c->spin_keys)))
-			c->spin_keys[c->n_spin_keys++] = k;
+		if (!lt_grow((void **)&c->sampler.spin_keys,
+			     &c->sampler.cap_spin_keys,
+			     c->sampler.n_spin_keys + 1,
+			     sizeof(*c->sampler.spin_keys)))
+			c->sampler.spin_keys[c->sampler.n_spin_keys++] = k;
 	}
 }
 
@@ -279,13 +286,14 @@ void spin_judge(struct lt_collector *c)
 static int count_spinning(struct lt_collector *c,
 			  const struct lt_spin_thread *t)
 {
-	ssize_t i = lt_index_find(&c->lock_ix, &t->lock, c->lstate);
+	ssize_t i =
+		lt_index_find(&c->locktab.lock_ix, &t->lock, c->locktab.lstate);
 
 	if (i < 0)
 		return 0; /* its samples are not read yet: next time */
-	if (!c->locks[i].spinning_now++)
-		return push_index(&c->spinning, &c->n_spinning,
-				  &c->cap_spinning, (size_t)i);
+	if (!c->locktab.locks[i].spinning_now++)
+		return push_index(&c->sampler.spinning, &c->sampler.n_spinning,
+				  &c->sampler.cap_spinning, (size_t)i);
 	return 0;
 }
 
@@ -303,13 +311,13 @@ int spin_threads_read(struct lt_collector *c)
 	int fd, err = 0;
 	bool more;
 
-	for (i = 0; i < c->n_spinning; i++)
-		c->locks[c->spinning[i]].spinning_now = 0;
-	c->n_spinning = 0;
-	if (!c->spin || !c->n_spin)
+	for (i = 0; i < c->sampler.n_spinning; i++)
+		c->locktab.locks[c->sampler.spinning[i]].spinning_now = 0;
+	c->sampler.n_spinning = 0;
+	if (!c->obj.spin || !c->sampler.n_spin)
 		return 0;
 	window = (uint64_t)(c->snap.interval_s * 1e9);
-	fd = bpf_map__fd(c->spin->maps.spin_threads);
+	fd = bpf_map__fd(c->obj.spin->maps.spin_threads);
 	more = !bpf_map_get_next_key(fd, NULL, &next);
 	while (more && !err) {
 		tid = next;
@@ -328,9 +336,10 @@ int spin_threads_read(struct lt_collector *c)
 	 * one that spun came in meanwhile (it sets the flag itself, which
 	 * this store may undo; the look again sets it back). */
 	if (!kept && !err) {
-		__atomic_store_n(&c->spin->bss->spin_seen, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c->obj.spin->bss->spin_seen, 0,
+				 __ATOMIC_SEQ_CST);
 		if (!bpf_map_get_next_key(fd, NULL, &next))
-			__atomic_store_n(&c->spin->bss->spin_seen, 1,
+			__atomic_store_n(&c->obj.spin->bss->spin_seen, 1,
 					 __ATOMIC_SEQ_CST);
 	}
 	return err;

@@ -44,16 +44,16 @@ static int merge_stack(struct lt_collector *c, const void *key,
 	ssize_t i;
 	int cpu;
 
-	i = lt_index_find(&c->lock_ix, &sk->lock, c->lstate);
+	i = lt_index_find(&c->locktab.lock_ix, &sk->lock, c->locktab.lstate);
 	if (i < 0)
 		return 0;
-	for (cpu = 0; cpu < c->ncpus; cpu++) {
+	for (cpu = 0; cpu < c->opts.ncpus; cpu++) {
 		ns += percpu[cpu].ns;
 		count += percpu[cpu].count;
 		if (percpu[cpu].tgid)
 			tgid = percpu[cpu].tgid;
 	}
-	s = &c->lstate[i];
+	s = &c->locktab.lstate[i];
 	if (sk->role == LT_STACK_RELEASE) {
 		struct release_top r = { .stack_id = sk->stack_id,
 					 .count = count,
@@ -73,11 +73,13 @@ static int merge_stack(struct lt_collector *c, const void *key,
 	/* No process can wait there again: exits_forget() takes it from
 	 * the kernel's map once this read has its figures (the text shown
 	 * stays). */
-	if (c->n_gone && exits_private_gone(c, &sk->lock)) {
-		if (lt_grow((void **)&c->gone_stacks, &c->cap_gone_stacks,
-			    c->n_gone_stacks + 1, sizeof(*c->gone_stacks)))
+	if (c->exits.n_gone && exits_private_gone(c, &sk->lock)) {
+		if (lt_grow((void **)&c->exits.gone_stacks,
+			    &c->exits.cap_gone_stacks,
+			    c->exits.n_gone_stacks + 1,
+			    sizeof(*c->exits.gone_stacks)))
 			return -ENOMEM;
-		c->gone_stacks[c->n_gone_stacks++] = *sk;
+		c->exits.gone_stacks[c->exits.n_gone_stacks++] = *sk;
 	}
 	return 0;
 }
@@ -93,14 +95,17 @@ static int stack_frames(struct lt_collector *c, const struct lt_stack_key *sk,
 	__u32 id = (__u32)sk->stack_id;
 	int n = 0, k;
 
-	if (!bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stack_snaps), sk,
-				 c->snap_buf))
-		n = lt_unwind(c->syms, pid, (const uint64_t *)c->snap_buf->regs,
-			      c->snap_buf->data, c->snap_buf->len,
-			      (uint64_t *)ips, LT_STACK_DEPTH);
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->obj.futex->maps.stack_snaps),
+				 sk, c->stacktab.snap_buf))
+		n = lt_unwind(c->naming.syms, pid,
+			      (const uint64_t *)c->stacktab.snap_buf->regs,
+			      c->stacktab.snap_buf->data,
+			      c->stacktab.snap_buf->len, (uint64_t *)ips,
+			      LT_STACK_DEPTH);
 	if (n > 1)
 		return n;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.stacks), &id, ips))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->obj.futex->maps.stacks), &id,
+				ips))
 		return 0;
 	for (k = 0; k < LT_STACK_DEPTH && ips[k] >= 0x10000; k++)
 		;
@@ -126,7 +131,8 @@ static char *stack_text(struct lt_collector *c, const struct lt_stack_key *sk,
 	for (k = 0; k < n; k++) {
 		/* Past a frame nothing can name, the walk is not to be
 		 * trusted: the process is gone, or the frames are data. */
-		if (!lt_symbolize(c->syms, pid, ips[k], line, sizeof(line))) {
+		if (!lt_symbolize(c->naming.syms, pid, ips[k], line,
+				  sizeof(line))) {
 			if (k)
 				break;
 			snprintf(line, sizeof(line), "0x%llx",
@@ -147,22 +153,22 @@ static char *stack_text(struct lt_collector *c, const struct lt_stack_key *sk,
  */
 void stacks_resolve(struct lt_collector *c)
 {
-	int qfd = bpf_map__fd(c->futex->maps.new_snaps);
-	int sfd = bpf_map__fd(c->futex->maps.stack_snaps);
+	int qfd = bpf_map__fd(c->obj.futex->maps.new_snaps);
+	int sfd = bpf_map__fd(c->obj.futex->maps.stack_snaps);
 	struct lt_stack_key sk;
 	bool created;
 	ssize_t i;
 
 	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &sk)) {
-		if (bpf_map_lookup_elem(sfd, &sk, c->snap_buf))
+		if (bpf_map_lookup_elem(sfd, &sk, c->stacktab.snap_buf))
 			continue;
-		i = lt_index_state(&c->stext_ix, (void **)&c->stexts,
-				   &c->n_stexts, &c->cap_stexts,
-				   sizeof(*c->stexts), &sk, sizeof(sk),
-				   &created);
+		i = lt_index_state(
+			&c->stacktab.stext_ix, (void **)&c->stacktab.stexts,
+			&c->stacktab.n_stexts, &c->stacktab.cap_stexts,
+			sizeof(*c->stacktab.stexts), &sk, sizeof(sk), &created);
 		if (i >= 0 && created)
-			c->stexts[i].text =
-				stack_text(c, &sk, (pid_t)c->snap_buf->tgid);
+			c->stacktab.stexts[i].text = stack_text(
+				c, &sk, (pid_t)c->stacktab.snap_buf->tgid);
 		/* The text is ours now: the snapshot's room goes to the
 		 * next new stack. */
 		bpf_map_delete_elem(sfd, &sk);
@@ -180,9 +186,9 @@ static void show_stack(struct lt_collector *c, struct lock_state *s)
 
 	if (s->top_stack < 0 || s->top_stack == s->shown_stack)
 		return;
-	i = lt_index_find(&c->stext_ix, &sk, c->stexts);
-	if (i >= 0 && c->stexts[i].text)
-		text = strdup(c->stexts[i].text);
+	i = lt_index_find(&c->stacktab.stext_ix, &sk, c->stacktab.stexts);
+	if (i >= 0 && c->stacktab.stexts[i].text)
+		text = strdup(c->stacktab.stexts[i].text);
 	else
 		text = stack_text(c, &sk, s->top_stack_pid);
 	if (!text)
@@ -202,14 +208,15 @@ static const char *kept_text(struct lt_collector *c,
 	bool created;
 	ssize_t i;
 
-	i = lt_index_state(&c->stext_ix, (void **)&c->stexts, &c->n_stexts,
-			   &c->cap_stexts, sizeof(*c->stexts), sk, sizeof(*sk),
+	i = lt_index_state(&c->stacktab.stext_ix, (void **)&c->stacktab.stexts,
+			   &c->stacktab.n_stexts, &c->stacktab.cap_stexts,
+			   sizeof(*c->stacktab.stexts), sk, sizeof(*sk),
 			   &created);
 	if (i < 0)
 		return NULL;
-	if (!c->stexts[i].text)
-		c->stexts[i].text = stack_text(c, sk, pid);
-	return c->stexts[i].text;
+	if (!c->stacktab.stexts[i].text)
+		c->stacktab.stexts[i].text = stack_text(c, sk, pid);
+	return c->stacktab.stexts[i].text;
 }
 
 /* The lock's release stacks, as text, for its snapshot. */
@@ -250,21 +257,21 @@ int stacks_read(struct lt_collector *c)
 	size_t i;
 	int err;
 
-	for (i = 0; i < c->n_locks; i++) {
-		c->lstate[i].top_stack_ns = 0;
-		c->lstate[i].rel_read = false;
+	for (i = 0; i < c->locktab.n_locks; i++) {
+		c->locktab.lstate[i].top_stack_ns = 0;
+		c->locktab.lstate[i].rel_read = false;
 	}
-	c->n_gone_stacks = 0;
-	err = mapio_each_entry(c, bpf_map__fd(c->futex->maps.lock_stacks),
+	c->exits.n_gone_stacks = 0;
+	err = mapio_each_entry(c, bpf_map__fd(c->obj.futex->maps.lock_stacks),
 			       sizeof(struct lt_stack_key),
 			       sizeof(struct lt_stack_stat), true, merge_stack,
 			       NULL);
 	if (err)
 		return err;
-	for (i = 0; i < c->n_locks; i++) {
-		show_stack(c, &c->lstate[i]);
-		c->locks[i].stack = c->lstate[i].stack;
-		show_releases(c, &c->lstate[i], &c->locks[i]);
+	for (i = 0; i < c->locktab.n_locks; i++) {
+		show_stack(c, &c->locktab.lstate[i]);
+		c->locktab.locks[i].stack = c->locktab.lstate[i].stack;
+		show_releases(c, &c->locktab.lstate[i], &c->locktab.locks[i]);
 	}
 	return 0;
 }

@@ -169,14 +169,44 @@ struct mapper {
 
 #define MAPPERS 256 /* (process, object) verdicts kept, by hash */
 
-struct lt_collector {
+/*
+ * The collector is one object made of one part per concern, each owned
+ * by the file named with it: the others read a part, and change it only
+ * through its owner's functions or where its comment says.
+ */
+
+/* attach.c: the probe objects loaded, and the readers' output, mapped. */
+struct collector_objects {
 	struct futex_bpf *futex;
 	struct filelock_bpf *filelock;
 	struct fileio_bpf *fileio;
 	struct reader_bpf *reader; /* the map readers */
 	struct klock_bpf *klock; /* kernel locks; NULL: not traced */
-	struct lt_ksyms *ksyms; /* /proc/kallsyms, once a kernel lock needs it */
 	struct spin_bpf *spin; /* the on-CPU sampler and sched_yield */
+	const struct lt_lock_rec *lock_out; /* the readers' output, mapped */
+	const struct lt_party_rec *party_out;
+	const struct lt_inflight *wait_out;
+};
+
+/* attach.c: what the collector was asked for, and the machine. */
+struct collector_opts {
+	int ncpus;
+	size_t n_traced; /* processes traced at the start; 0: all */
+	unsigned int interval_ms;
+	bool stacks;
+	unsigned int retire_s; /* see lt_options; 0 keeps every row */
+};
+
+/* read.c: the reads, by time. */
+struct read_state {
+	uint64_t opened_ns, last_read_ns; /* lt_mono_ns() */
+	uint64_t reads; /* reads so far, the current one included */
+	uint64_t read_ns; /* when this read started */
+	uint64_t drops_raw[LT_DROP_REASONS]; /* as last read, by reason */
+};
+
+/* spin.c: the on-CPU sampler, and the locks found spinning. */
+struct spin_sampler {
 	unsigned int spin_hz; /* samples per second and CPU, 0: none */
 	int *spin_fds; /* its perf events, one per online CPU */
 	struct bpf_link **spin_links;
@@ -187,9 +217,13 @@ struct lt_collector {
 	uint64_t sampler_ns_read; /* ... as of the last read */
 	struct lt_spin_key *spin_keys; /* the sites judged, to forget */
 	size_t n_spin_keys, cap_spin_keys;
-	const struct lt_lock_rec *lock_out; /* their output, mapped */
-	const struct lt_party_rec *party_out;
-	const struct lt_inflight *wait_out;
+	size_t *spinning; /* locks with threads spinning now */
+	size_t n_spinning, cap_spinning;
+};
+
+/* cost.c: the probes' cost, measured in windows of the kernel's BPF
+ * statistics. */
+struct cost_windows {
 	int stats_fd; /* holds kernel.bpf_stats_enabled on: a window */
 	uint64_t win_cnt[PROBE_NR], win_ns[PROBE_NR]; /* at its start */
 	uint64_t closed_cnt[PROBE_NR], closed_ns[PROBE_NR]; /* past windows */
@@ -199,55 +233,67 @@ struct lt_collector {
 	uint64_t stat_reads; /* reads so far, for the windows' cadence */
 	uint64_t win_opened; /* when the open window opened */
 	uint64_t win_closed; /* when the last one closed */
-	int ncpus;
-	size_t n_traced; /* processes traced at the start; 0: all */
-	unsigned int interval_ms;
-	uint64_t opened_ns, last_read_ns; /* lt_mono_ns() */
+	struct lt_probe_cost probes[PROBE_NR];
+};
 
+/* locks.c: the lock rows, and the lists of them this read made. */
+struct lock_table {
 	struct lt_lock *locks;
 	struct lock_state *lstate;
 	size_t n_locks, cap_locks, cap_lstate;
 	struct lt_index lock_ix;
 	uint64_t next_id;
+	size_t *live, *was_live; /* locks with a delta in this, last read */
+	size_t n_live, cap_live, n_was_live, cap_was_live;
+	size_t *fresh; /* locks not yet named */
+	size_t n_fresh, cap_fresh;
+};
 
+/* parties.c: the process rows. */
+struct proc_table {
 	struct lt_proc *procs;
 	struct proc_state *pstate;
 	size_t n_procs, cap_procs, cap_pstate;
 	struct lt_index proc_ix;
+};
 
+/* files.c: the file rows. */
+struct file_table {
 	struct lt_file *files;
 	struct file_state *fstate;
 	size_t n_files, cap_files, cap_fstate;
 	struct lt_index file_ix;
+	size_t file_entries; /* file slots linked to a row */
+};
 
+/* parties.c: the kernel's parties, and holders and waiters per lock. */
+struct party_table {
 	struct party_state *party; /* what the parties map said last */
 	size_t n_party, cap_party;
 	struct lt_index party_ix;
-
 	struct mapper mappers[MAPPERS]; /* parties_may_hold()'s, by hash */
 	struct side_state *side; /* holders and waiters per lock */
 	size_t n_side, cap_side;
 	struct lt_index side_ix;
+	uint64_t renamed; /* the probes' count of renaming execs, last read */
+};
 
-	size_t *live, *was_live; /* locks with a delta in this, last read */
-	size_t n_live, cap_live, n_was_live, cap_was_live;
-	uint64_t reads; /* reads so far, the current one included */
-	size_t *fresh; /* locks not yet named */
-	size_t n_fresh, cap_fresh;
-	size_t *waited; /* locks with waiters now */
-	size_t n_waited, cap_waited;
-	size_t *spinning; /* locks with threads spinning now */
-	size_t n_spinning, cap_spinning;
-
-	struct lt_site_key *site_keys; /* the sites judged so far */
+/* sites.c: the call sites judged so far. */
+struct call_sites {
+	struct lt_site_key *site_keys;
 	size_t n_sites, cap_sites;
+};
 
-	/* Lock sites with two members or more (locksites.c), their rows
-	 * as the snapshot's sites. */
+/* locksites.c: lock sites with two members or more, their rows as the
+ * snapshot's sites. */
+struct lock_sites {
 	struct lt_lock *site_rows;
 	struct site_state *site_st;
 	size_t n_site_rows, cap_site_rows, cap_site_st;
+};
 
+/* exits.c: processes and threads that ended. */
+struct exit_state {
 	__u32 *gone; /* processes that ended before this read, sorted */
 	size_t n_gone, cap_gone;
 	/* Threads that ended before it, their process not, as
@@ -259,52 +305,93 @@ struct lt_collector {
 	/* (lock, stack) keys of the dead's locks, for exits_forget() */
 	struct lt_stack_key *gone_stacks;
 	size_t n_gone_stacks, cap_gone_stacks;
+};
 
-	struct tid_entry *tids; /* TID -> process, for holders (tids.c) */
+/* tids.c: TID -> process, for holders. */
+struct tid_table {
+	struct tid_entry *tids;
 	size_t n_tids, cap_tids;
 	struct lt_index tid_ix;
+};
 
+/* inflight.c: waits in flight, and the wait-for graph they make. */
+struct inflight_state {
+	size_t *waited; /* locks with waiters now */
+	size_t n_waited, cap_waited;
 	struct lt_wait_edge *edges; /* the wait-for graph of this read */
 	size_t n_edges, cap_edges;
 	struct lt_deadlock *deadlocks;
 	size_t n_deadlocks, cap_deadlocks;
+};
 
-	struct lt_probe_cost probes[PROBE_NR];
-	uint64_t drops_raw[LT_DROP_REASONS]; /* as last read, by reason */
-	struct lt_snapshot snap;
-
-	void *keybuf, *valbuf; /* batch read buffers (mapio.c) */
+/* mapio.c: the batch read buffers. */
+struct mapio_buffers {
+	void *keybuf, *valbuf;
 	size_t keybuf_len, valbuf_len;
+};
+
+/* reclaim.c: the kernel's slots, which row each holds, and those that
+ * go back. */
+struct slot_state {
 	void *zero_values; /* a slot's values on every CPU, zeroed */
+	void *peek; /* a slot's values on every CPU, as read */
 	__u64 slots_back[LT_HIGH_NR]; /* given back, per enum lt_high */
 	ssize_t slot_row[LT_MAX_LOCKS]; /* the lock row of each slot, or -1 */
 	ssize_t party_row[LT_MAX_PARTIES]; /* the party of each slot, or -1 */
 	ssize_t file_row[LT_MAX_FILES]; /* the file of each slot, or -1 */
-	size_t file_entries; /* file slots linked to a row */
-
-	struct lt_vma_cache vmas; /* /proc/PID/maps, for this read */
-
-	struct lt_symbolizer *syms;
-	struct lt_layouts *layouts; /* file heads, for known lock layouts */
-	bool stacks;
-	unsigned int retire_s; /* see lt_options; 0 keeps every row */
-	size_t n_dead; /* rows whose dead_at is set */
-	size_t n_dead_sides, n_dead_procs; /* the same of sides, processes */
-	uint64_t renamed; /* the probes' count of renaming execs, last read */
-	size_t n_unlinked; /* parties exits_forget() unlinked */
 	struct idle_entry *idle; /* slots that go back at the next read */
 	size_t n_idle, cap_idle;
 	uint64_t idle_ns; /* when the read that chose them started */
 	uint64_t scanned_ns; /* when a read last looked for idle slots */
-	uint64_t asleep_ns; /* when a read last counted rows without slots */
-	uint64_t read_ns; /* when this read started */
 	uint64_t own_drops; /* events lost while a slot went back */
-	void *peek; /* a slot's values on every CPU, as read */
+};
+
+/* retire.c: rows that ended, and when they were last counted. */
+struct retire_state {
+	size_t n_dead; /* lock rows whose dead_at is set */
+	size_t n_dead_sides, n_dead_procs; /* the same of sides, processes */
+	size_t n_unlinked; /* parties exits_forget() unlinked */
+	uint64_t asleep_ns; /* when a read last counted rows without slots */
+};
+
+/* stacks.c: stacks unwound as soon as the probes kept them. */
+struct stack_table {
 	struct lt_stack_snap *snap_buf; /* one snapshot, being unwound */
 	struct stack_text *stexts;
 	size_t n_stexts, cap_stexts;
 	struct lt_index stext_ix;
+};
+
+/* names.c: what naming needs, each part loaded once it is needed. */
+struct naming_state {
+	struct lt_vma_cache vmas; /* /proc/PID/maps, for this read */
+	struct lt_symbolizer *syms;
+	struct lt_layouts *layouts; /* file heads, for known lock layouts */
 	struct usdt_state *usdt; /* servers' probes, once one is seen */
+	struct lt_ksyms *ksyms; /* /proc/kallsyms, once a kernel lock needs it */
+};
+
+struct lt_collector {
+	struct collector_objects obj;
+	struct collector_opts opts;
+	struct read_state reading;
+	struct lock_table locktab;
+	struct proc_table proctab;
+	struct file_table filetab;
+	struct party_table parties;
+	struct call_sites callsites;
+	struct lock_sites locksites;
+	struct exit_state exits;
+	struct tid_table tidtab;
+	struct inflight_state inflight;
+	struct spin_sampler sampler;
+	struct cost_windows cost;
+	struct slot_state slots;
+	struct retire_state retire;
+	struct stack_table stacktab;
+	struct naming_state naming;
+	struct mapio_buffers mapio;
+	struct lt_snapshot snap; /* what the last read made */
 };
 
 /* Small helpers for every file. */

@@ -27,25 +27,27 @@ pid_t tids_tgid_of(struct lt_collector *c, __u32 tid)
 	ssize_t i;
 	pid_t tgid;
 
-	i = lt_index_find(&c->tid_ix, &key, c->tids);
+	i = lt_index_find(&c->tidtab.tid_ix, &key, c->tidtab.tids);
 	if (i >= 0)
-		return c->tids[i].tgid;
+		return c->tidtab.tids[i].tgid;
 	tgid = lt_proc_tgid((pid_t)tid);
 	if (tgid <= 0) {
 		/* A thread that ended lately is known by its exit. */
-		tgid = tids_ended_tgid(c->gone_tids, c->n_gone_tids, tid);
+		tgid = tids_ended_tgid(c->exits.gone_tids, c->exits.n_gone_tids,
+				       tid);
 		if (!tgid)
-			tgid = tids_ended_tgid(c->stale_tids, c->n_stale_tids,
-					       tid);
+			tgid = tids_ended_tgid(c->exits.stale_tids,
+					       c->exits.n_stale_tids, tid);
 		return tgid ? tgid :
 			      (pid_t)tid; /* else a pid: the best guess */
 	}
-	if (!lt_grow((void **)&c->tids, &c->cap_tids, c->n_tids + 1,
-		     sizeof(*c->tids))) {
-		c->tids[c->n_tids].tid = tid;
-		c->tids[c->n_tids].tgid = tgid;
-		if (!lt_index_add(&c->tid_ix, c->n_tids, c->tids))
-			c->n_tids++;
+	if (!lt_grow((void **)&c->tidtab.tids, &c->tidtab.cap_tids,
+		     c->tidtab.n_tids + 1, sizeof(*c->tidtab.tids))) {
+		c->tidtab.tids[c->tidtab.n_tids].tid = tid;
+		c->tidtab.tids[c->tidtab.n_tids].tgid = tgid;
+		if (!lt_index_add(&c->tidtab.tid_ix, c->tidtab.n_tids,
+				  c->tidtab.tids))
+			c->tidtab.n_tids++;
 	}
 	return tgid;
 }

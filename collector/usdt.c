@@ -54,12 +54,12 @@ struct usdt_known {
 /* The probes' epoch and slot generation, as the futex object's. */
 void usdt_follow(struct lt_collector *c)
 {
-	if (!c->usdt || !c->usdt->skel)
+	if (!c->naming.usdt || !c->naming.usdt->skel)
 		return;
-	__atomic_store_n(&c->usdt->skel->bss->epoch, c->futex->bss->epoch,
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&c->usdt->skel->bss->slot_gen, c->futex->bss->slot_gen,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&c->naming.usdt->skel->bss->epoch,
+			 c->obj.futex->bss->epoch, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->naming.usdt->skel->bss->slot_gen,
+			 c->obj.futex->bss->slot_gen, __ATOMIC_RELAXED);
 }
 
 /* The keys' fields each type keeps, and where an object argument holds
@@ -84,7 +84,7 @@ static void set_keep(struct usdt_bpf *skel)
 /* Opens and loads the usdt object, counting into the shared maps. */
 static int load(struct lt_collector *c)
 {
-	const struct futex_bpf *f = c->futex;
+	const struct futex_bpf *f = c->obj.futex;
 	struct usdt_bpf *skel = usdt_bpf__open();
 	int ret;
 
@@ -97,15 +97,15 @@ static int load(struct lt_collector *c)
 	skel->rodata->targ_pidns_ino = f->rodata->targ_pidns_ino;
 	skel->rodata->targ_pidns_level = f->rodata->targ_pidns_level;
 	set_keep(skel);
-	ret = mapio_share_maps(c, skel->obj, "USDT", c->usdt->err,
-			       sizeof(c->usdt->err));
+	ret = mapio_share_maps(c, skel->obj, "USDT", c->naming.usdt->err,
+			       sizeof(c->naming.usdt->err));
 	if (!ret)
 		ret = usdt_bpf__load(skel);
 	if (ret) {
 		usdt_bpf__destroy(skel);
 		return ret;
 	}
-	c->usdt->skel = skel;
+	c->naming.usdt->skel = skel;
 	usdt_follow(c);
 	return 0;
 }
@@ -114,7 +114,7 @@ static int load(struct lt_collector *c)
 static void place_contexts(struct lt_collector *c, const char *path,
 			   const char *binary)
 {
-	struct usdt_state *u = c->usdt;
+	struct usdt_state *u = c->naming.usdt;
 	struct lt_usdt_ctx_site site;
 	size_t i;
 	__u32 k;
@@ -135,7 +135,7 @@ static void place_contexts(struct lt_collector *c, const char *path,
 static void attach_binary(struct lt_collector *c, const char *path,
 			  const char *binary)
 {
-	struct usdt_state *u = c->usdt;
+	struct usdt_state *u = c->naming.usdt;
 	const struct lt_provider_probe *p;
 	struct bpf_link *link;
 	size_t i;
@@ -182,8 +182,9 @@ static const char *server_binary(struct lt_collector *c, pid_t pid, char *path,
 	ssize_t n;
 	size_t i;
 
-	if (c->futex->rodata->targ_filter &&
-	    bpf_map_lookup_elem(bpf_map__fd(c->futex->maps.traced), &key, &one))
+	if (c->obj.futex->rodata->targ_filter &&
+	    bpf_map_lookup_elem(bpf_map__fd(c->obj.futex->maps.traced), &key,
+				&one))
 		return NULL;
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	n = readlink(link, path, len - 1);
@@ -205,7 +206,7 @@ static const char *server_binary(struct lt_collector *c, pid_t pid, char *path,
 /* Attaches to the binary of pid, if it is a server's and new. */
 static void consider(struct lt_collector *c, pid_t pid)
 {
-	struct usdt_state *u = c->usdt;
+	struct usdt_state *u = c->naming.usdt;
 	char path[PATH_MAX];
 	const char *binary = server_binary(c, pid, path, sizeof(path));
 
@@ -224,14 +225,14 @@ void usdt_scan(struct lt_collector *c)
 	struct dirent *de;
 	DIR *proc;
 
-	if (!c->usdt)
-		c->usdt = calloc(1, sizeof(*c->usdt));
-	if (!c->usdt || c->usdt->failed)
+	if (!c->naming.usdt)
+		c->naming.usdt = calloc(1, sizeof(*c->naming.usdt));
+	if (!c->naming.usdt || c->naming.usdt->failed)
 		return;
 	proc = opendir("/proc");
 	if (!proc)
 		return;
-	while ((de = readdir(proc)) && !c->usdt->failed)
+	while ((de = readdir(proc)) && !c->naming.usdt->failed)
 		if (isdigit((unsigned char)de->d_name[0]))
 			consider(c, (pid_t)atoi(de->d_name));
 	closedir(proc);
@@ -308,7 +309,7 @@ static bool data_dir(pid_t pid, char *dir, size_t len)
 static const struct usdt_known *learned(const struct lt_collector *c,
 					const struct lt_lock_key *k)
 {
-	const struct usdt_state *u = c->usdt;
+	const struct usdt_state *u = c->naming.usdt;
 	struct lt_usdt_object_key key = {
 		.kind = k->kind,
 		.field = { (__u32)(k->dev_or_tgid >> 32),
@@ -442,7 +443,7 @@ void usdt_name(struct lt_collector *c, struct lt_lock *l,
 		snprintf(l->name, sizeof(l->name), "%s %s %s", what,
 			 known->o.name, how);
 	if (known || (relation && (s->key.dev_or_tgid >> 32)))
-		add_file(c->usdt, l, s, w, known);
+		add_file(c->naming.usdt, l, s, w, known);
 }
 
 /* The data directory of a server's process pid: dirs[return - 1]; 0
@@ -531,7 +532,7 @@ static bool copy_objects(struct usdt_state *u)
 void usdt_rename(struct lt_collector *c)
 {
 	const struct lt_provider_kind *k;
-	struct usdt_state *u = c->usdt;
+	struct usdt_state *u = c->naming.usdt;
 	const struct usdt_known *known;
 	uint64_t changed;
 	size_t i;
@@ -545,15 +546,16 @@ void usdt_rename(struct lt_collector *c)
 	u->objects_seen = changed;
 	if (!copy_objects(u))
 		return;
-	for (i = 0; i < c->n_locks; i++) {
-		k = lt_provider_kind_of(c->locks[i].kind);
-		if (!k || !c->lstate[i].named ||
-		    !of_relation(k, &c->lstate[i].key))
+	for (i = 0; i < c->locktab.n_locks; i++) {
+		k = lt_provider_kind_of(c->locktab.locks[i].kind);
+		if (!k || !c->locktab.lstate[i].named ||
+		    !of_relation(k, &c->locktab.lstate[i].key))
 			continue;
-		known = learned(c, &c->lstate[i].key);
+		known = learned(c, &c->locktab.lstate[i].key);
 		if (known && known->changed &&
-		    !push_index(&c->fresh, &c->n_fresh, &c->cap_fresh, i))
-			c->lstate[i].named = false;
+		    !push_index(&c->locktab.fresh, &c->locktab.n_fresh,
+				&c->locktab.cap_fresh, i))
+			c->locktab.lstate[i].named = false;
 	}
 	for (i = 0; i < u->n_known; i++)
 		u->known[i].changed = false;
@@ -563,19 +565,21 @@ void usdt_close(struct lt_collector *c)
 {
 	size_t i;
 
-	if (!c->usdt)
+	if (!c->naming.usdt)
 		return;
-	for (i = 0; i < c->usdt->n_links; i++)
-		bpf_link__destroy(c->usdt->links[i]);
-	free(c->usdt->links);
-	usdt_bpf__destroy(c->usdt->skel);
-	lt_index_free(&c->usdt->known_ix);
-	free(c->usdt->known);
-	free(c->usdt);
-	c->usdt = NULL;
+	for (i = 0; i < c->naming.usdt->n_links; i++)
+		bpf_link__destroy(c->naming.usdt->links[i]);
+	free(c->naming.usdt->links);
+	usdt_bpf__destroy(c->naming.usdt->skel);
+	lt_index_free(&c->naming.usdt->known_ix);
+	free(c->naming.usdt->known);
+	free(c->naming.usdt);
+	c->naming.usdt = NULL;
 }
 
 struct bpf_object *usdt_object(const struct lt_collector *c)
 {
-	return c->usdt && c->usdt->skel ? c->usdt->skel->obj : NULL;
+	return c->naming.usdt && c->naming.usdt->skel ?
+		       c->naming.usdt->skel->obj :
+		       NULL;
 }

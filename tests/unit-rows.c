@@ -26,39 +26,42 @@ static struct lt_collector *bare_collector(void)
 	size_t i;
 
 	assert_non_null(c);
-	c->stats_fd = -1;
-	c->ncpus = 1;
-	assert_int_equal(lt_index_init(&c->lock_ix, sizeof(struct lt_lock_key),
+	c->cost.stats_fd = -1;
+	c->opts.ncpus = 1;
+	assert_int_equal(lt_index_init(&c->locktab.lock_ix,
+				       sizeof(struct lt_lock_key),
 				       sizeof(struct lock_state)),
 			 0);
-	assert_int_equal(lt_index_init(&c->proc_ix, sizeof(__u32),
+	assert_int_equal(lt_index_init(&c->proctab.proc_ix, sizeof(__u32),
 				       sizeof(struct proc_state)),
 			 0);
-	assert_int_equal(lt_index_init(&c->file_ix, sizeof(struct lt_file_key),
+	assert_int_equal(lt_index_init(&c->filetab.file_ix,
+				       sizeof(struct lt_file_key),
 				       sizeof(struct file_state)),
 			 0);
-	assert_int_equal(lt_index_init(&c->party_ix,
+	assert_int_equal(lt_index_init(&c->parties.party_ix,
 				       sizeof(struct lt_party_key),
 				       sizeof(struct party_state)),
 			 0);
-	assert_int_equal(lt_index_init(&c->side_ix, sizeof(struct side_key),
+	assert_int_equal(lt_index_init(&c->parties.side_ix,
+				       sizeof(struct side_key),
 				       sizeof(struct side_state)),
 			 0);
 	for (i = 0; i < LT_MAX_LOCKS; i++)
-		c->slot_row[i] = -1;
+		c->slots.slot_row[i] = -1;
 	for (i = 0; i < LT_MAX_PARTIES; i++)
-		c->party_row[i] = -1;
+		c->slots.party_row[i] = -1;
 	for (i = 0; i < LT_MAX_FILES; i++)
-		c->file_row[i] = -1;
+		c->slots.file_row[i] = -1;
 	return c;
 }
 
 /* What read.c does before it merges: a new read, no deltas yet. */
 static void next_read(struct lt_collector *c, uint64_t ns)
 {
-	c->reads++;
-	c->read_ns = ns;
-	c->n_live = 0;
+	c->reading.reads++;
+	c->reading.read_ns = ns;
+	c->locktab.n_live = 0;
 	memset(c->snap.kind_delta, 0, sizeof(c->snap.kind_delta));
 }
 
@@ -96,11 +99,11 @@ static void test_merge_two_reads(void **state)
 	r.sum.acquires = 40;
 	r.sum.last_holder = 1001;
 	assert_int_equal(locks_merge(c, &r), 0);
-	assert_int_equal(c->n_locks, 1);
-	assert_int_equal(c->slot_row[5], 0);
-	assert_int_equal(c->n_live, 1);
-	assert_int_equal(c->n_fresh, 1);
-	l = &c->locks[0];
+	assert_int_equal(c->locktab.n_locks, 1);
+	assert_int_equal(c->slots.slot_row[5], 0);
+	assert_int_equal(c->locktab.n_live, 1);
+	assert_int_equal(c->locktab.n_fresh, 1);
+	l = &c->locktab.locks[0];
 	assert_int_equal(l->id, 1);
 	assert_int_equal(l->kind, LT_KIND_FUTEX);
 	assert_int_equal(l->address, 0x7f0010);
@@ -110,8 +113,8 @@ static void test_merge_two_reads(void **state)
 	assert_int_equal(l->delta.acquires, 40);
 	assert_int_equal(l->delta.wait_hist[3], 10);
 	assert_int_equal(l->delta.max_wait_ns, 100);
-	assert_int_equal(c->lstate[0].slot, 5);
-	assert_int_equal(c->lstate[0].moved_at, 1000);
+	assert_int_equal(c->locktab.lstate[0].slot, 5);
+	assert_int_equal(c->locktab.lstate[0].moved_at, 1000);
 	assert_int_equal(c->snap.kind_delta[LT_KIND_FUTEX].waits, 10);
 	assert_int_equal(c->snap.kind_total[LT_KIND_FUTEX].waits, 10);
 
@@ -127,8 +130,8 @@ static void test_merge_two_reads(void **state)
 	r.sum.acquires = 52;
 	r.sum.last_holder = 0; /* none named since: the last one stays */
 	assert_int_equal(locks_merge(c, &r), 0);
-	assert_int_equal(c->n_locks, 1);
-	assert_int_equal(c->n_live, 1);
+	assert_int_equal(c->locktab.n_locks, 1);
+	assert_int_equal(c->locktab.n_live, 1);
 	assert_int_equal(l->delta.waits, 5);
 	assert_int_equal(l->total.waits, 15);
 	assert_int_equal(l->delta.wait_ns, 600);
@@ -141,8 +144,8 @@ static void test_merge_two_reads(void **state)
 	assert_int_equal(l->total.wait_hist[4], 3);
 	assert_int_equal(l->delta.max_wait_ns, 250);
 	assert_int_equal(l->total.max_wait_ns, 250);
-	assert_int_equal(c->lstate[0].raw.last_holder, 1001);
-	assert_int_equal(c->lstate[0].moved_at, 2000);
+	assert_int_equal(c->locktab.lstate[0].raw.last_holder, 1001);
+	assert_int_equal(c->locktab.lstate[0].moved_at, 2000);
 	assert_int_equal(c->snap.kind_delta[LT_KIND_FUTEX].waits, 5);
 	assert_int_equal(c->snap.kind_total[LT_KIND_FUTEX].waits, 15);
 	assert_int_equal(c->snap.kind_total[LT_KIND_FUTEX].wait_ns, 1600);
@@ -165,11 +168,11 @@ static void test_reclaimed_slot_keeps_totals(void **state)
 	/* Its slot went back: the slot leads nowhere, the row has none
 	 * and counts from zero, and keeps its totals and holder. */
 	reclaim_forget_row(c, SLOT_LOCK, 0, 5);
-	l = &c->locks[0];
-	assert_int_equal(c->slot_row[5], -1);
-	assert_int_equal(c->lstate[0].slot, -1);
-	assert_int_equal(c->lstate[0].raw.waits, 0);
-	assert_int_equal(c->lstate[0].raw.last_holder, 1001);
+	l = &c->locktab.locks[0];
+	assert_int_equal(c->slots.slot_row[5], -1);
+	assert_int_equal(c->locktab.lstate[0].slot, -1);
+	assert_int_equal(c->locktab.lstate[0].raw.waits, 0);
+	assert_int_equal(c->locktab.lstate[0].raw.last_holder, 1001);
 	assert_int_equal(c->snap.lock_entries, 0);
 	assert_int_equal(l->total.waits, 10);
 
@@ -178,9 +181,9 @@ static void test_reclaimed_slot_keeps_totals(void **state)
 	r = futex_rec(1000, 0x7f0010, 9);
 	waited(&r, 3, 100, 3);
 	assert_int_equal(locks_merge(c, &r), 0);
-	assert_int_equal(c->n_locks, 1);
-	assert_int_equal(c->slot_row[9], 0);
-	assert_int_equal(c->lstate[0].slot, 9);
+	assert_int_equal(c->locktab.n_locks, 1);
+	assert_int_equal(c->slots.slot_row[9], 0);
+	assert_int_equal(c->locktab.lstate[0].slot, 9);
 	assert_int_equal(l->id, 1);
 	assert_int_equal(l->delta.waits, 3);
 	assert_int_equal(l->total.waits, 13);
@@ -201,7 +204,7 @@ static void test_retire_quiet_ended_rows(void **state)
 	size_t i;
 
 	(void)state;
-	c->retire_s = 1;
+	c->opts.retire_s = 1;
 	/* Read 1: the locks of processes that then end, and two more. */
 	next_read(c, 1000);
 	for (i = 0; i < n_ended; i++) {
@@ -215,7 +218,7 @@ static void test_retire_quiet_ended_rows(void **state)
 	waited(&late, 1, 100, 3);
 	assert_int_equal(locks_merge(c, &live), 0);
 	assert_int_equal(locks_merge(c, &late), 0);
-	assert_int_equal(c->n_locks, n_ended + 2);
+	assert_int_equal(c->locktab.n_locks, n_ended + 2);
 
 	/* Read 2: the two move; the others' processes ended long ago
 	 * (at time 1, the retire time is a second), and so has the last
@@ -228,31 +231,37 @@ static void test_retire_quiet_ended_rows(void **state)
 	for (i = 0; i <= n_ended + 1; i++) {
 		if (i == n_ended)
 			continue;
-		c->lstate[i].dead_at = 1;
-		c->n_dead++;
+		c->locktab.lstate[i].dead_at = 1;
+		c->retire.n_dead++;
 	}
 	waits_before = c->snap.kind_total[LT_KIND_FUTEX].waits;
 
 	retire_rows(c);
-	assert_int_equal(c->n_locks, 2);
-	assert_int_equal(c->n_dead, 1);
-	assert_int_equal(c->locks[0].id, n_ended + 1);
-	assert_int_equal(c->locks[1].id, n_ended + 2);
-	assert_int_equal(c->locks[0].total.waits, 2);
-	assert_int_equal(c->lstate[1].dead_at, 1);
+	assert_int_equal(c->locktab.n_locks, 2);
+	assert_int_equal(c->retire.n_dead, 1);
+	assert_int_equal(c->locktab.locks[0].id, n_ended + 1);
+	assert_int_equal(c->locktab.locks[1].id, n_ended + 2);
+	assert_int_equal(c->locktab.locks[0].total.waits, 2);
+	assert_int_equal(c->locktab.lstate[1].dead_at, 1);
 	/* Every position of a row is renumbered: slots, index, lists. */
-	assert_int_equal(c->slot_row[0], -1);
-	assert_int_equal(c->slot_row[n_ended - 1], -1);
-	assert_int_equal(c->slot_row[n_ended], 0);
-	assert_int_equal(c->slot_row[n_ended + 1], 1);
-	assert_int_equal(lt_index_find(&c->lock_ix, &live.key, c->lstate), 0);
-	assert_int_equal(lt_index_find(&c->lock_ix, &late.key, c->lstate), 1);
+	assert_int_equal(c->slots.slot_row[0], -1);
+	assert_int_equal(c->slots.slot_row[n_ended - 1], -1);
+	assert_int_equal(c->slots.slot_row[n_ended], 0);
+	assert_int_equal(c->slots.slot_row[n_ended + 1], 1);
+	assert_int_equal(lt_index_find(&c->locktab.lock_ix, &live.key,
+				       c->locktab.lstate),
+			 0);
+	assert_int_equal(lt_index_find(&c->locktab.lock_ix, &late.key,
+				       c->locktab.lstate),
+			 1);
 	r = futex_rec(2000, 0x1000, 0);
-	assert_int_equal(lt_index_find(&c->lock_ix, &r.key, c->lstate), -1);
-	assert_int_equal(c->n_live, 2);
-	assert_int_equal(c->live[0], 0);
-	assert_int_equal(c->live[1], 1);
-	assert_int_equal(c->n_fresh, 2);
+	assert_int_equal(lt_index_find(&c->locktab.lock_ix, &r.key,
+				       c->locktab.lstate),
+			 -1);
+	assert_int_equal(c->locktab.n_live, 2);
+	assert_int_equal(c->locktab.live[0], 0);
+	assert_int_equal(c->locktab.live[1], 1);
+	assert_int_equal(c->locktab.n_fresh, 2);
 	/* The kind's totals keep the retired rows' figures. */
 	assert_int_equal(c->snap.kind_total[LT_KIND_FUTEX].waits, waits_before);
 
@@ -261,9 +270,9 @@ static void test_retire_quiet_ended_rows(void **state)
 	r = futex_rec(2000, 0x1000, 0);
 	waited(&r, 1, 100, 3);
 	assert_int_equal(locks_merge(c, &r), 0);
-	assert_int_equal(c->n_locks, 3);
-	assert_int_equal(c->locks[2].id, n_ended + 3);
-	assert_int_equal(c->locks[2].total.waits, 1);
+	assert_int_equal(c->locktab.n_locks, 3);
+	assert_int_equal(c->locktab.locks[2].id, n_ended + 3);
+	assert_int_equal(c->locktab.locks[2].total.waits, 1);
 	lt_collector_close(c);
 }
 
@@ -276,7 +285,7 @@ static void test_thread_processes(void **state)
 	const __u32 gone = 0x7ffffff0; /* no such TID in /proc */
 
 	(void)state;
-	assert_int_equal(lt_index_init(&c->tid_ix, sizeof(__u32),
+	assert_int_equal(lt_index_init(&c->tidtab.tid_ix, sizeof(__u32),
 				       sizeof(struct tid_entry)),
 			 0);
 	qsort(ended, 3, sizeof(ended[0]), tids_order);
@@ -287,23 +296,23 @@ static void test_thread_processes(void **state)
 
 	/* A live thread's process is read once, then remembered. */
 	assert_int_equal(tids_tgid_of(c, (__u32)getpid()), getpid());
-	assert_int_equal(c->n_tids, 1);
+	assert_int_equal(c->tidtab.n_tids, 1);
 	assert_int_equal(tids_tgid_of(c, (__u32)getpid()), getpid());
-	assert_int_equal(c->n_tids, 1);
+	assert_int_equal(c->tidtab.n_tids, 1);
 
 	/* One /proc no longer has: by its exit, else taken for a PID. */
-	c->gone_tids = malloc(sizeof(ended));
-	assert_non_null(c->gone_tids);
-	memcpy(c->gone_tids, ended, sizeof(ended));
-	c->n_gone_tids = 3;
+	c->exits.gone_tids = malloc(sizeof(ended));
+	assert_non_null(c->exits.gone_tids);
+	memcpy(c->exits.gone_tids, ended, sizeof(ended));
+	c->exits.n_gone_tids = 3;
 	assert_int_equal(tids_tgid_of(c, 900), 90);
-	c->stale_tids = malloc(sizeof(*c->stale_tids));
-	assert_non_null(c->stale_tids);
-	c->stale_tids[0] = (__u64)gone << 32 | 4242;
-	c->n_stale_tids = 1;
+	c->exits.stale_tids = malloc(sizeof(*c->exits.stale_tids));
+	assert_non_null(c->exits.stale_tids);
+	c->exits.stale_tids[0] = (__u64)gone << 32 | 4242;
+	c->exits.n_stale_tids = 1;
 	assert_int_equal(tids_tgid_of(c, gone), 4242);
 	assert_int_equal(tids_tgid_of(c, gone - 1), (pid_t)(gone - 1));
-	assert_int_equal(c->n_tids, 1);
+	assert_int_equal(c->tidtab.n_tids, 1);
 	lt_collector_close(c);
 }
 
