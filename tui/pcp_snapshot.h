@@ -39,7 +39,9 @@ enum slot {
 	S_NWAITERS,
 	S_SITE_PROCS, /* a lock site's processes */
 	S_PARTY, /* the top holders' and waiters' numbers: PARTY_SLOT() */
-	S_NSLOTS = S_PARTY + 2 * LT_TOP_PARTIES * 3,
+	/* The top holders' threads' TIDs: HOLDER_TID() */
+	S_HOLDER_TIDS = S_PARTY + 2 * LT_TOP_PARTIES * 3,
+	S_NSLOTS = S_HOLDER_TIDS + LT_TOP_PARTIES,
 	/* The same slots, under what they hold in the other groups. A
 	 * kind's and a process's waits and wait time, and a file's I/O
 	 * under a lock, are the lock figures' own: S_FIG_waits... */
@@ -82,7 +84,9 @@ enum str_slot {
 	T_KERNEL_TYPE,
 	T_CALLER,
 	T_PARTY_COMM, /* the top holders' and waiters' comms: PARTY_COMM() */
-	T_NSTRS = T_PARTY_COMM + 2 * LT_TOP_PARTIES,
+	/* The top holders' threads' names: HOLDER_THREAD() */
+	T_HOLDER_THREADS = T_PARTY_COMM + 2 * LT_TOP_PARTIES,
+	T_NSTRS = T_HOLDER_THREADS + LT_TOP_PARTIES,
 };
 
 /* The numbers of a lock's holder or waiter of a rank, 0 the first. */
@@ -91,6 +95,11 @@ enum party_num { P_PID, P_COUNT, P_NS };
 	(S_PARTY + (LT_TOP_PARTIES * (waiter) + (rank)) * 3 + (num))
 #define PARTY_COMM(waiter, rank) \
 	(T_PARTY_COMM + LT_TOP_PARTIES * (waiter) + (rank))
+/* A holder's thread that held most, of a rank, 0 the first: 0 and no
+ * name where a process holds the lock, and from an agent or archive
+ * without them. */
+#define HOLDER_TID(rank) (S_HOLDER_TIDS + (rank))
+#define HOLDER_THREAD(rank) (T_HOLDER_THREADS + (rank))
 
 /* One instance of one group: a lock, a process, a file... */
 struct ent {
