@@ -213,6 +213,29 @@ static int fetch_lock(unsigned int item, unsigned int inst, pmAtomValue *atom)
 	return lock_detail(l, item, atom);
 }
 
+/* A holder's thread, by rank: 0 and "" where a process holds the lock or
+ * the lock has no holder of that rank. */
+static int fetch_holder_thread(const struct lt_lock *l, unsigned int item,
+			       pmAtomValue *atom)
+{
+	unsigned int rank = (item - LTPM_HOLDER_ITEM0) / LTPM_HOLDER_FIELDS;
+	const struct lt_party *p = NULL;
+
+	if (rank >= LTPM_PARTY_RANKS)
+		return PM_ERR_PMID;
+	if (rank < l->n_holders && rank < LT_TOP_PARTIES)
+		p = &l->holders[rank];
+	switch ((item - LTPM_HOLDER_ITEM0) % LTPM_HOLDER_FIELDS) {
+	case LTPM_HOLDER_TID:
+		atom->ul = p ? (uint32_t)p->tid : 0;
+		break;
+	case LTPM_HOLDER_THREAD:
+		atom->cp = p ? (char *)p->thread : "";
+		break;
+	}
+	return PMDA_FETCH_STATIC;
+}
+
 /*
  * A lock's top holders and waiters, field by field; a rank the lock has
  * no party for is 0 or empty, so that no value of an earlier party
@@ -239,6 +262,8 @@ static int fetch_party(unsigned int item, unsigned int inst, pmAtomValue *atom)
 		atom->ul = (uint32_t)l->n_waiters;
 		return PMDA_FETCH_STATIC;
 	}
+	if (item >= LTPM_HOLDER_ITEM0)
+		return fetch_holder_thread(l, item, atom);
 	if (waiter > 1)
 		return PM_ERR_PMID;
 	n = waiter ? l->n_waiters : l->n_holders;

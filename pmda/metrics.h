@@ -38,6 +38,21 @@ enum ltpm_party_field {
 #define LTPM_PARTY_ITEM(waiter, rank, field) \
 	(16 * (waiter) + LTPM_PARTY_FIELDS * (rank) + (field))
 
+/*
+ * A holder's thread (a futex's holder: its thread that held most), which
+ * waiters have not: items from 34 on, past the ranks' fields (0 to 31)
+ * and nholders and nwaiters (32, 33), one item per field and rank, so
+ * that holder1.tid is 34, holder1.thread 35, ... holder4.thread 41.
+ */
+enum ltpm_holder_field {
+	LTPM_HOLDER_TID,
+	LTPM_HOLDER_THREAD,
+	LTPM_HOLDER_FIELDS,
+};
+#define LTPM_HOLDER_ITEM0 34
+#define LTPM_HOLDER_ITEM(rank, field) \
+	(LTPM_HOLDER_ITEM0 + LTPM_HOLDER_FIELDS * (rank) + (field))
+
 /* Instance domains by serial: LOCK_INDOM = 0... */
 enum ltpm_indom {
 #define LTPM_INDOM(ID, SERIAL, ONELINE, HELP) ID = SERIAL,

@@ -91,12 +91,15 @@ static void parse_pids(struct ent *e)
 
 /* ---- figures ---- */
 
-/* A lock's top holders or waiters, from their numbers where there are. */
+/*
+ * A lock's top holders or waiters, from their numbers where there are;
+ * a holder's thread too, where the agent or archive has it.
+ */
 static size_t lock_parties(const struct ent *e, int waiter,
 			   struct lt_party *out)
 {
 	int n_slot = waiter ? S_NWAITERS : S_NHOLDERS;
-	const char *comm;
+	const char *comm, *thread;
 	size_t i, n;
 
 	if (!e->have[n_slot])
@@ -112,6 +115,12 @@ static size_t lock_parties(const struct ent *e, int waiter,
 			 comm ? comm : "");
 		out[i].count = e->cur[PARTY_SLOT(waiter, i, P_COUNT)];
 		out[i].ns = e->cur[PARTY_SLOT(waiter, i, P_NS)];
+		if (waiter)
+			continue;
+		out[i].tid = (pid_t)e->cur[HOLDER_TID(i)];
+		thread = e->str[HOLDER_THREAD(i)];
+		snprintf(out[i].thread, sizeof(out[i].thread), "%s",
+			 thread ? thread : "");
 	}
 	return n;
 }

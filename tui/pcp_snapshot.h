@@ -16,7 +16,15 @@
  * whole agent and its probes, one instance. */
 enum group { G_LOCK, G_KIND, G_PROC, G_FILE, G_PROG, G_HIST, G_AGENT, G_NR };
 
-/* Number slots of an instance; strings have their own. */
+/*
+ * Number slots of an instance; strings have their own. Each value has a
+ * slot of its own, but where another group's value is a lock's figure
+ * in the same sense it goes in that figure's slot: a kind's and a
+ * process's waits and wait time are S_FIG_waits and S_FIG_wait_ns (the
+ * same figure, summed by kind or process), a file's I/O under a lock is
+ * S_FIG_io_under_lock_ns, and a file's device and inode are S_DEV and
+ * S_INO, as a lock's are.
+ */
 enum slot {
 /* A lock's figures, as figures.def lists them: S_FIG_waits... */
 #define LT_COUNT(NAME, STAT, JSON, PCP, RECORD) S_FIG_##NAME,
@@ -39,33 +47,38 @@ enum slot {
 	S_NWAITERS,
 	S_SITE_PROCS, /* a lock site's processes */
 	S_PARTY, /* the top holders' and waiters' numbers: PARTY_SLOT() */
-	S_NSLOTS = S_PARTY + 2 * LT_TOP_PARTIES * 3,
-	/* The same slots, under what they hold in the other groups. A
-	 * kind's and a process's waits and wait time, and a file's I/O
-	 * under a lock, are the lock figures' own: S_FIG_waits... */
-	S_IO_COUNT = S_FIG_hold_ns,
-	S_IO_NS = S_HOLD_MAX,
-	S_TOP_LOCK = S_FIG_acquires,
-	S_IO_BYTES = S_FIG_acquires,
-	S_READS = S_FIG_contended,
-	S_WRITES = S_FIG_trylock_failures,
-	S_READ_BYTES = S_FIG_wakes,
-	S_WRITE_BYTES = S_FIG_timeouts,
-	S_EVENTS = S_FIG_waits,
-	S_DROPS = S_FIG_wait_ns,
-	S_NS_PER_EVENT = S_WAIT_MAX, /* a double, stored as its bits */
-	S_CPU = S_FIG_hold_ns,
-	S_DEADLOCKS = S_FIG_acquires,
-	S_LOCK_ENTRIES = S_FIG_contended,
-	S_LOCK_CAPACITY = S_FIG_trylock_failures,
-	S_FILE_ENTRIES = S_FIG_io_under_lock_ns,
-	S_FILE_CAPACITY = S_FIG_wakes,
-	S_PARTY_ENTRIES = S_FIG_timeouts,
-	S_PARTY_CAPACITY = S_FIG_interrupted,
-	S_FOLDING = S_FIG_value_changed,
-	S_RUNS = S_FIG_waits,
-	S_RUN_NS = S_FIG_wait_ns,
-	S_COUNT = S_FIG_waits,
+	/* The top holders' threads' TIDs: HOLDER_TID() */
+	S_HOLDER_TIDS = S_PARTY + 2 * LT_TOP_PARTIES * 3,
+	/* A process's and a file's pread/pwrite calls and time */
+	S_IO_COUNT = S_HOLDER_TIDS + LT_TOP_PARTIES,
+	S_IO_NS,
+	/* A process's */
+	S_TOP_LOCK,
+	/* A file's */
+	S_IO_BYTES,
+	S_READS,
+	S_WRITES,
+	S_READ_BYTES,
+	S_WRITE_BYTES,
+	/* The agent's */
+	S_EVENTS,
+	S_DROPS,
+	S_NS_PER_EVENT, /* a double, stored as its bits */
+	S_CPU, /* a double, stored as its bits */
+	S_DEADLOCKS,
+	S_LOCK_ENTRIES,
+	S_LOCK_CAPACITY,
+	S_FILE_ENTRIES,
+	S_FILE_CAPACITY,
+	S_PARTY_ENTRIES,
+	S_PARTY_CAPACITY,
+	S_FOLDING,
+	/* A probe program's */
+	S_RUNS,
+	S_RUN_NS,
+	/* A histogram bucket's */
+	S_COUNT,
+	S_NSLOTS
 };
 
 enum str_slot {
@@ -82,7 +95,9 @@ enum str_slot {
 	T_KERNEL_TYPE,
 	T_CALLER,
 	T_PARTY_COMM, /* the top holders' and waiters' comms: PARTY_COMM() */
-	T_NSTRS = T_PARTY_COMM + 2 * LT_TOP_PARTIES,
+	/* The top holders' threads' names: HOLDER_THREAD() */
+	T_HOLDER_THREADS = T_PARTY_COMM + 2 * LT_TOP_PARTIES,
+	T_NSTRS = T_HOLDER_THREADS + LT_TOP_PARTIES,
 };
 
 /* The numbers of a lock's holder or waiter of a rank, 0 the first. */
@@ -91,6 +106,11 @@ enum party_num { P_PID, P_COUNT, P_NS };
 	(S_PARTY + (LT_TOP_PARTIES * (waiter) + (rank)) * 3 + (num))
 #define PARTY_COMM(waiter, rank) \
 	(T_PARTY_COMM + LT_TOP_PARTIES * (waiter) + (rank))
+/* A holder's thread that held most, of a rank, 0 the first: 0 and no
+ * name where a process holds the lock, and from an agent or archive
+ * without them. */
+#define HOLDER_TID(rank) (S_HOLDER_TIDS + (rank))
+#define HOLDER_THREAD(rank) (T_HOLDER_THREADS + (rank))
 
 /* One instance of one group: a lock, a process, a file... */
 struct ent {

@@ -3,14 +3,16 @@
 # spinner's samples, a yielder's sched_yield calls) and a file lock
 # whose cycle the kernel refused (deadlocks) read through locktop --host
 # equal the agent's values exactly, and the counts locktop itself takes
-# of the same run where they are exact (yields, deadlocks).
+# of the same run where they are exact (yields, deadlocks). A mutex held
+# by a process's thread has the same holders through locktop --host as
+# locktop's own, that thread's TID and name included.
 # Usage: host-figures.sh PMDALOCKTOP PMDA_SRC_DIR LOCKTOP SPINNER YIELDER
-#        DEADLOCK
+#        DEADLOCK HOLDER
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 pmda_setup "$1" "$2"
 shift 2
-for exe in locktop spinner yielder deadlock; do
+for exe in locktop spinner yielder deadlock holder; do
 	printf -v "$exe" %s "$(realpath "$1")"
 	shift
 done
@@ -36,7 +38,8 @@ done
 "$locktop" --batch --json --delay 0.5 --output "$tmpdir/live.json" -- \
 	bash -c "'$spinner' 2 2.5 >'$tmpdir/sp.json' &&
 		'$yielder' 5000 >'$tmpdir/y.json' &&
-		'$deadlock' fcntl '$tmpdir/dl.dat' 2 >'$tmpdir/dl.json'" ||
+		'$deadlock' fcntl '$tmpdir/dl.dat' 2 >'$tmpdir/dl.json' &&
+		'$holder' -t '$tmpdir/held.dat' 1000 >'$tmpdir/h.json'" ||
 	fail "the workload under locktop failed"
 [ "$(jq .edeadlk "$tmpdir/dl.json")" = 1 ] || fail "no EDEADLK"
 # Two reads of the agent and two fetches after the last event.
@@ -115,6 +118,26 @@ host_dl=$(jq 'map(.deadlocks) | add // 0' <<<"$file")
 live_samples=$(rows_of spin "$sp" "$live_final" | jq 'map(.samples) | add // 0')
 [ "$live_samples" -gt 0 ] || fail "locktop saw no samples"
 echo "ok: yields $host_yields and deadlocks $host_dl as locktop counts them"
+
+# The mutex that process A held from its thread "a-holder" while B
+# waited: the futex lock that names A among its holders, in either view.
+a=$(jq .a "$tmpdir/h.json")
+a_tid=$(jq .a_tid "$tmpdir/h.json")
+holders_of() {
+	jq -c --argjson a "$a" '[.locks[] | select(.kind == "futex" and
+		any(.holders[]; .pid == $a)) |
+		[.holders[] | {pid, comm, tid, thread}]]' <<<"$1"
+}
+host_holders=$(holders_of "$host_final")
+live_holders=$(holders_of "$live_final")
+echo "holders: --host $host_holders, locktop $live_holders"
+jq -e --argjson a "$a" --argjson t "$a_tid" 'length == 1 and
+	.[0][0] == {"pid": $a, "comm": "holder", "tid": $t,
+		    "thread": "a-holder"}' <<<"$live_holders" >/dev/null ||
+	fail "locktop's holder is not A's thread $a_tid/a-holder: $live_holders"
+[ "$host_holders" = "$live_holders" ] ||
+	fail "holders: --host $host_holders, locktop $live_holders"
+echo "ok: the mutex's holders through --host are locktop's, thread $a_tid/a-holder included"
 
 check_agent_log
 echo PASS
