@@ -17,6 +17,8 @@
 #   bt-waits  bpftrace summing futex and fcntl wait time per lock
 #   floor     an empty program on every event locktop attaches to
 #   clock     the same programs each reading the kernel clock once
+#   none      no tracer: untraced again, against untraced. Its ratio is
+#             1 but for the machine's own noise, which its interval shows
 #
 # A round runs every server's load untraced and under each tracer, in an
 # order shuffled per round; each tracer attaches once a round and stays
@@ -50,7 +52,8 @@ each ratio is narrow enough.
 
   --servers LIST     comma-separated, from smb-mutex,smb-fcntl,pg,mariadb,slapd
                      (default: all)
-  --tracers LIST     comma-separated, from locktop,lt-user,pcp,bt-waits,floor,clock
+  --tracers LIST     comma-separated, from locktop,lt-user,pcp,bt-waits,floor,
+                     clock,none (none: untraced again, the noise's control)
                      (default: all; pcp only where pmcd runs)
   --rounds-max N     stop a server after N rounds (default 20)
   --rounds-min N     at least N rounds (default 3)
@@ -72,7 +75,7 @@ EOF
 
 build=build
 servers="smb-mutex smb-fcntl pg mariadb slapd"
-tracers="locktop lt-user pcp bt-waits floor clock"
+tracers="locktop lt-user pcp bt-waits floor clock none"
 rounds_max=20 rounds_min=3 secs=4 ci_goal=2 budget=18 stats=1 perf=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -112,7 +115,7 @@ for s in $servers; do
 done
 for t in $tracers; do
 	case $t in
-	locktop | lt-user | floor | clock | pcp) ;;
+	locktop | lt-user | floor | clock | pcp | none) ;;
 	bt-waits) command -v bpftrace >/dev/null || skip "no bpftrace" ;;
 	*) fail "no tracer $t" ;;
 	esac
@@ -281,14 +284,14 @@ done
 # attach / detach TRACER: "untraced" is no tracer.
 attach() {
 	case $1 in
-	untraced) ;;
+	untraced | none) ;;
 	pcp) pcp_start ;;
 	*) start_tracer "$1" ;;
 	esac
 }
 detach() {
 	case $1 in
-	untraced) ;;
+	untraced | none) ;;
 	pcp) pcp_stop ;;
 	*) stop_tracer; sleep 0.3 ;;
 	esac
@@ -395,16 +398,44 @@ for t in $tracers; do
 	done
 	echo
 done
+# Rounds that the goal would take at the spread seen: for the tracer
+# whose better figure (throughput or CPU per operation) spreads most,
+# (2 sd / goal)^2, the normal approximation of Student's t.
+need() {
+	awk -v g="$ci_goal" '{ x[NR] = $1; s += $1 } END {
+		n = NR; m = s / n
+		if (n < 2) { print "-"; exit }
+		for (i = 1; i <= n; i++) v += (x[i] - m) ^ 2
+		sd = sqrt(v / (n - 1)) / m * 100
+		r = (2 * sd / g) ^ 2
+		printf "%d %.1f\n", r == int(r) ? r : int(r) + 1, sd }' "$1"
+}
+printf '%-10s' 'for +-'"$ci_goal"'%'
+for s in $servers; do
+	worst=0 sdw=0
+	for t in $tracers; do
+		ratios "$s" "$t" 2 >"$tmpdir/x"
+		read -r n1 sd1 < <(need "$tmpdir/x")
+		ratios "$s" "$t" 3 >"$tmpdir/x"
+		read -r n2 sd2 < <(need "$tmpdir/x")
+		[ "$n1" != - ] || continue
+		[ "$n2" -ge "$n1" ] || { n1=$n2 sd1=$sd2; }
+		[ "$n1" -le "$worst" ] || { worst=$n1 sdw=$sd1; }
+	done
+	cell "$(printf '%s rounds (sd %s%%)' "$worst" "$sdw")"
+done
+echo
 echo "($(((SECONDS - started) / 60)) min so far;" \
 	"$(bpftool prog show 2>/dev/null | grep -c ' name lt_' || true)" \
 	"lt_ programs of others loaded now)"
 
 [ "$stats" = 1 ] || exit 0
 
-# The BPF statistics phase: "NAME RUNS NS" of locktop's programs.
+# The BPF statistics phase: "NAME RUNS NS" of the programs whose names
+# match $1 (locktop's lt_, the floor's floor_).
 each_prog() {
-	bpftool prog show -j 2>/dev/null | jq -r '.[] |
-		select((.name // "") | test("^lt_")) |
+	bpftool prog show -j 2>/dev/null | jq -r --arg re "$1" '.[] |
+		select((.name // "") | test($re)) |
 		"\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' |
 		awk '{ r[$1] += $2; t[$1] += $3 } END {
 			for (n in r) print n, r[n], t[n] }' | sort
@@ -432,30 +463,40 @@ tracer_cpu_us() {
 echo
 echo "locktop's programs under each load, with the kernel's BPF statistics on"
 printf '%-10s %-20s %10s %8s %9s\n' server program runs/s ns/run ns/op
-start_tracer locktop
-for s in $servers; do
+# stat_load SERVER RE: one load with the statistics on; each program
+# matching RE's line in $tmpdir/prog.SERVER, its sum in prog_ns_op.
+stat_load() {
 	sysctl -qw kernel.bpf_stats_enabled=1
-	each_prog >"$tmpdir/p0"
-	c0=$(tracer_cpu_us)
+	each_prog "$2" >"$tmpdir/p0"
 	w0=$(date +%s.%N)
-	if [ "$perf" = 1 ]; then
-		perf record -q -e cpu-clock -a -o "$tmpdir/perf.data" \
-			-- sleep "$secs" >/dev/null 2>&1 &
-		pf=$!
-	fi
-	load "$s"
+	load "$1"
 	w1=$(date +%s.%N)
-	c1=$(tracer_cpu_us)
-	[ "$perf" = 0 ] || wait "$pf" || true
-	each_prog >"$tmpdir/p1"
+	each_prog "$2" >"$tmpdir/p1"
 	sysctl -qw kernel.bpf_stats_enabled="$stats_was"
-	join "$tmpdir/p0" "$tmpdir/p1" | awk -v s="$s" -v n="$load_ops" \
+	join "$tmpdir/p0" "$tmpdir/p1" | awk -v s="$1" -v n="$load_ops" \
 		-v w="$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')" \
 		'$4 > $2 { r = $4 - $2; t = $5 - $3; tr += r; tt += t
 		printf "%-10s %-20s %10.0f %8.0f %9.1f\n", s, $1, r / w,
 			t / r, t / n }
 		END { printf "%-10s %-20s %10.0f %8.0f %9.1f\n", s, "all",
-			tr / w, tr ? tt / tr : 0, tt / n }' | sort -k1,1 -k3,3nr
+			tr / w, tr ? tt / tr : 0, tt / n }' |
+		sort -k1,1 -k3,3nr >"$tmpdir/prog.$1"
+	prog_ns_op=$(awk '$2 == "all" { print $5 }' "$tmpdir/prog.$1")
+}
+declare -A lt_ns_of lt_us_of floor_ns_of floor_us_of
+start_tracer locktop
+for s in $servers; do
+	c0=$(tracer_cpu_us)
+	if [ "$perf" = 1 ]; then
+		perf record -q -e cpu-clock -a -o "$tmpdir/perf.data" \
+			-- sleep "$secs" >/dev/null 2>&1 &
+		pf=$!
+	fi
+	stat_load "$s" '^lt_'
+	c1=$(tracer_cpu_us)
+	[ "$perf" = 0 ] || wait "$pf" || true
+	cat "$tmpdir/prog.$s"
+	lt_ns_of[$s]=$prog_ns_op lt_us_of[$s]=$load_us
 	awk -v s="$s" -v us="$load_us" -v c=$((c1 - c0)) -v n="$load_ops" -v w0="$w0" \
 		-v w1="$w1" 'BEGIN { printf "%-10s server %.1f us/op; locktop " \
 		"itself %.2f us/op, %.1f%% of a core\n", s, us, c / n,
@@ -465,3 +506,24 @@ for s in $servers; do
 	fi
 done
 stop_tracer
+# The same loads under empty programs on the same events: what any
+# tracer of these events pays before doing anything.
+if [[ " $tracers " == *" floor "* ]]; then
+	start_tracer floor
+	for s in $servers; do
+		stat_load "$s" '^floor_'
+		floor_ns_of[$s]=$prog_ns_op floor_us_of[$s]=$load_us
+	done
+	stop_tracer
+	echo
+	echo "The programs' time per operation, as a share of the server's CPU" \
+		"per operation (the statistics' own two clock reads a run included)"
+	printf '%-10s %12s %14s %9s %14s %9s\n' server "server/op" \
+		"locktop ns/op" share "floor ns/op" share
+	for s in $servers; do
+		awk -v s="$s" -v a="${lt_ns_of[$s]}" -v ua="${lt_us_of[$s]}" \
+			-v b="${floor_ns_of[$s]}" -v ub="${floor_us_of[$s]}" \
+			'BEGIN { printf "%-10s %10.1fus %14.0f %8.1f%% %14.0f %8.1f%%\n",
+			s, ua, a, a / (ua * 10), b, b / (ub * 10) }'
+	done
+fi

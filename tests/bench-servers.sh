@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# bench/servers.sh works: a --quick run on one server under locktop
-# prints its table whole (a rounds row, the untraced figures, one row
-# per tracer with a ratio and its interval for throughput and for CPU
-# per operation) and locktop's programs with their ns per run.
+# bench/servers.sh works: a --quick run on one server under locktop,
+# the empty programs and none (untraced again) prints its table whole (a
+# rounds row, the untraced figures, one row per tracer with a ratio and
+# its interval for throughput and for CPU per operation, the rounds the
+# goal would take), locktop's programs with their ns per run, and the
+# programs' time per operation of locktop and of the empty programs as
+# a share of the server's CPU per operation.
 # Usage: bench-servers.sh BUILD_DIR [SERVER]
 . "$(dirname "$0")/lib.sh"
 build=$1 server=${2:-slapd}
@@ -10,7 +13,7 @@ bench=$(dirname "$0")/../bench
 require_bpf
 
 rc=0
-bash "$bench/servers.sh" --quick --servers "$server" --tracers locktop \
+bash "$bench/servers.sh" --quick --servers "$server" --tracers locktop,floor,none \
 	"$build" >"$tmpdir/out" 2>"$tmpdir/err" || rc=$?
 cat "$tmpdir/out"
 [ "$rc" != 77 ] || skip "$(tail -n 1 "$tmpdir/err")"
@@ -22,7 +25,7 @@ row() { awk -v r="$1" '$1 == r' "$tmpdir/out"; }
 row rounds | grep -qE '^rounds +2$' || fail "not 2 rounds: $(row rounds)"
 row untraced | grep -qE '^untraced +[0-9]+/s [0-9.]+us/op$' ||
 	fail "no untraced figures: $(row untraced)"
-for t in locktop; do
+for t in locktop floor none; do
 	row "$t" | grep -qE "^$t +[0-9]+\.[0-9]{3}\+-[0-9.]+ +[0-9]+\.[0-9]{3}\+-[0-9.]+$" ||
 		fail "no ratios for $t: $(row "$t")"
 done
@@ -33,3 +36,7 @@ grep -qE "^$server +all +[0-9]+ +[0-9]+ +[0-9.]+$" "$tmpdir/out" ||
 grep -qE "^$server +server [0-9.]+ us/op; locktop itself" "$tmpdir/out" ||
 	fail "no collector CPU"
 gone
+grep -qE "^for \+-2% +[0-9]+ rounds \(sd [0-9.]+%\)$" "$tmpdir/out" ||
+	fail "no rounds for the goal: $(grep '^for' "$tmpdir/out")"
+grep -qE "^$server +[0-9.]+us +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+%$" \
+	"$tmpdir/out" || fail "no share of the server's CPU per operation"
