@@ -213,40 +213,46 @@ static int fetch_lock(unsigned int item, unsigned int inst, pmAtomValue *atom)
 	return lock_detail(l, item, atom);
 }
 
-/* A holder's thread, by rank: 0 and "" where a process holds the lock or
- * the lock has no holder of that rank. */
-static int fetch_holder_thread(const struct lt_lock *l, unsigned int item,
-			       pmAtomValue *atom)
-{
-	unsigned int rank = (item - LTPM_HOLDER_ITEM0) / LTPM_HOLDER_FIELDS;
-	const struct lt_party *p = NULL;
+/* The fields of a party's items: a rank's, and a holder's thread's. */
+enum party_field {
+	F_PID = LTPM_PARTY_PID,
+	F_COMM = LTPM_PARTY_COMM,
+	F_COUNT = LTPM_PARTY_COUNT,
+	F_TIME = LTPM_PARTY_TIME,
+	F_TID = LTPM_PARTY_FIELDS + LTPM_HOLDER_TID,
+	F_THREAD = LTPM_PARTY_FIELDS + LTPM_HOLDER_THREAD,
+};
 
-	if (rank >= LTPM_PARTY_RANKS)
-		return PM_ERR_PMID;
-	if (rank < l->n_holders && rank < LT_TOP_PARTIES)
-		p = &l->holders[rank];
-	switch ((item - LTPM_HOLDER_ITEM0) % LTPM_HOLDER_FIELDS) {
-	case LTPM_HOLDER_TID:
-		atom->ul = p ? (uint32_t)p->tid : 0;
-		break;
-	case LTPM_HOLDER_THREAD:
-		atom->cp = p ? (char *)p->thread : "";
-		break;
+/* Which party and field a rank's item is: false for no such item. A
+ * holder's thread (items from LTPM_HOLDER_ITEM0) is a holder's. */
+static bool party_item(unsigned int item, unsigned int *waiter,
+		       unsigned int *rank, enum party_field *field)
+{
+	if (item >= LTPM_HOLDER_ITEM0) {
+		item -= LTPM_HOLDER_ITEM0;
+		*waiter = 0;
+		*rank = item / LTPM_HOLDER_FIELDS;
+		*field = LTPM_PARTY_FIELDS + item % LTPM_HOLDER_FIELDS;
+	} else {
+		*waiter = item / LTPM_PARTY_ITEM(1, 0, 0);
+		*rank = item % LTPM_PARTY_ITEM(1, 0, 0) / LTPM_PARTY_FIELDS;
+		*field = item % LTPM_PARTY_FIELDS;
 	}
-	return PMDA_FETCH_STATIC;
+	return *waiter <= 1 && *rank < LTPM_PARTY_RANKS;
 }
 
 /*
  * A lock's top holders and waiters, field by field; a rank the lock has
  * no party for is 0 or empty, so that no value of an earlier party
- * stays behind in a client's view.
+ * stays behind in a client's view. A holder's thread is 0 and "" where
+ * a process holds the lock.
  */
 static int fetch_party(unsigned int item, unsigned int inst, pmAtomValue *atom)
 {
 	const struct lt_lock *l;
 	const struct lt_party *p = NULL;
-	unsigned int waiter = item / LTPM_PARTY_ITEM(1, 0, 0);
-	unsigned int rank = item % LTPM_PARTY_ITEM(1, 0, 0) / LTPM_PARTY_FIELDS;
+	unsigned int waiter, rank;
+	enum party_field field;
 	size_t n;
 
 	if (agent.other_inst >= 0 && inst == (unsigned int)agent.other_inst)
@@ -262,24 +268,26 @@ static int fetch_party(unsigned int item, unsigned int inst, pmAtomValue *atom)
 		atom->ul = (uint32_t)l->n_waiters;
 		return PMDA_FETCH_STATIC;
 	}
-	if (item >= LTPM_HOLDER_ITEM0)
-		return fetch_holder_thread(l, item, atom);
-	if (waiter > 1)
+	if (!party_item(item, &waiter, &rank, &field))
 		return PM_ERR_PMID;
 	n = waiter ? l->n_waiters : l->n_holders;
 	if (rank < n && rank < LT_TOP_PARTIES)
 		p = waiter ? &l->waiters[rank] : &l->holders[rank];
-	switch (item % LTPM_PARTY_FIELDS) {
-	case LTPM_PARTY_PID:
-		atom->ul = p ? (uint32_t)p->pid : 0;
+	switch (field) {
+	case F_PID:
+	case F_TID:
+		atom->ul = !p ? 0 :
+				(uint32_t)(field == F_PID ? p->pid : p->tid);
 		break;
-	case LTPM_PARTY_COMM:
-		atom->cp = p ? (char *)p->comm : "";
+	case F_COMM:
+	case F_THREAD:
+		atom->cp = !p ? "" :
+				(char *)(field == F_COMM ? p->comm : p->thread);
 		break;
-	case LTPM_PARTY_COUNT:
+	case F_COUNT:
 		atom->ull = p ? p->count : 0;
 		break;
-	case LTPM_PARTY_TIME:
+	case F_TIME:
 		atom->ull = p ? p->ns : 0;
 		break;
 	}
