@@ -319,6 +319,9 @@ struct lt_ident {
 	__s32 waiter_slot;
 	__s32 holder_slot;
 	__u32 gen; /* slot_gen when the slots were found; see globals.bpf.h */
+	/* The lock's mapping could not be read when its slot was made
+	 * (remember_where()): read again at this thread's waits' ends. */
+	__u32 where_unread;
 };
 
 #define LT_FILE_CACHE 4

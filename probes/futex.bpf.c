@@ -42,6 +42,8 @@
 #define IF_UNJUDGED 2 /* its site had no verdict yet: ask again at the end */
 /* its shared word's place unknown: ask again at the end */
 #define IF_UNPLACED 4
+/* its lock's mapping unread (lt_ident.where_unread): read again at the end */
+#define IF_UNNAMED 8
 
 /* Per process: a word shared by every process is an entry in each. */
 #define LT_MAX_IDENTS (4 * LT_MAX_LOCKS)
@@ -181,6 +183,7 @@ identify(struct lt_thread *th, __u64 uaddr, __u32 tgid, bool private,
 	c->key = *key;
 	forget_slots(c);
 	c->gen = slot_gen;
+	c->where_unread = 0;
 	return c;
 }
 
@@ -348,9 +351,12 @@ static __always_inline int wait_begin(__u64 uaddr, __u32 val, bool private,
 			c->slot = in->slot;
 		if (created) {
 			remember_comm(tgid);
-			remember_where(&in->lock, uaddr, tgid);
+			if (!remember_where(&in->lock, uaddr, tgid) && c)
+				c->where_unread = 1;
 		}
 	}
+	if (c && c->where_unread)
+		flags |= IF_UNNAMED;
 	in->gen = slot_gen;
 	in->holder = holder;
 	in->flags = flags;
@@ -443,6 +449,9 @@ static __always_inline int wait_end(void *ctx, long ret)
 	if (created) {
 		remember_comm(tgid);
 		remember_where(&in->lock, uaddr, tgid);
+	} else if (in->flags & IF_UNNAMED) {
+		if (remember_where(&in->lock, uaddr, tgid) && c)
+			c->where_unread = 0;
 	}
 	add_wait(st, delta);
 	if (ret == -11)

@@ -47,18 +47,24 @@ static long where_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
-/* Names the lock while its process surely lives. */
-static __always_inline void remember_where(const struct lt_lock_key *key,
+/*
+ * Names the lock while its process surely lives; false when its mapping
+ * could not be read: bpf_find_vma() only tries the process's mmap lock,
+ * and fails while another thread maps or unmaps memory, so the caller
+ * asks again later.
+ */
+static __always_inline bool remember_where(const struct lt_lock_key *key,
 					   __u64 uaddr, __u32 tgid)
 {
 	struct where_ctx ctx = { .addr = uaddr };
 
 	if (bpf_find_vma(bpf_get_current_task_btf(), uaddr, where_cb, &ctx, 0))
-		return;
+		return false;
 	ctx.w.uaddr = uaddr;
 	ctx.w.tgid = tgid;
 	ctx.w.fd = -1;
 	bpf_map_update_elem(&wheres, key, &ctx.w, BPF_NOEXIST);
+	return true;
 }
 
 #endif /* LOCKTOP_PROBES_WHERE_BPF_H */

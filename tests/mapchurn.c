@@ -9,7 +9,11 @@
  * TOTAL, "offset": N}: every wait is on one lock, the file's word at
  * offset.
  *
- *   mapchurn PATH [SECONDS]
+ * With "private", each process waits on its own word, own_word in its
+ * data, as a private futex, its churners running a moment first: a new
+ * lock whose mapping the probe may not read at its first wait.
+ *
+ *   mapchurn PATH [SECONDS [private]]
  */
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -19,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -34,6 +39,8 @@ static uint32_t *word;
 static _Atomic long *count;
 static double seconds;
 static atomic_bool done;
+static int wait_op = FUTEX_WAIT;
+uint32_t own_word; /* the private mode's word, in the image's data */
 
 static double now(void)
 {
@@ -50,7 +57,7 @@ static void *wait_on_word(void *arg)
 
 	(void)arg;
 	while (now() < end) {
-		syscall(SYS_futex, word, FUTEX_WAIT, 2, NULL, NULL, 0);
+		syscall(SYS_futex, word, wait_op, 2, NULL, NULL, 0);
 		n++;
 	}
 	atomic_fetch_add(count, n);
@@ -81,6 +88,8 @@ static int run(void)
 	for (i = 0; i < CHURNERS; i++)
 		if (pthread_create(&c[i], NULL, churn, NULL))
 			return 1;
+	if (wait_op != FUTEX_WAIT)
+		usleep(50000); /* the maps change when the first wait begins */
 	for (i = 0; i < WAITERS; i++)
 		if (pthread_create(&w[i], NULL, wait_on_word, NULL))
 			return 1;
@@ -99,8 +108,9 @@ int main(int argc, char **argv)
 	int fd, st;
 
 	seconds = argc > 2 ? atof(argv[2]) : 2;
-	if (argc < 2 || seconds <= 0) {
-		fprintf(stderr, "usage: mapchurn PATH [SECONDS]\n");
+	if (argc < 2 || seconds <= 0 ||
+	    (argc > 3 && strcmp(argv[3], "private"))) {
+		fprintf(stderr, "usage: mapchurn PATH [SECONDS [private]]\n");
 		return 2;
 	}
 	fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -115,6 +125,10 @@ int main(int argc, char **argv)
 	}
 	word = (uint32_t *)((char *)map + WORD_OFFSET);
 	count = (_Atomic long *)((char *)map + COUNT_OFFSET);
+	if (argc > 3) {
+		word = &own_word;
+		wait_op = FUTEX_WAIT | FUTEX_PRIVATE_FLAG;
+	}
 	b = fork();
 	if (b < 0) {
 		perror("fork");
