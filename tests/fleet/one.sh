@@ -121,6 +121,6 @@ grep -q "^host $host DOWN since " "$tmpdir/down.txt" ||
 	fail "batch text: no DOWN line: $(grep '^host' "$tmpdir/down.txt")"
 grep -q "^host $host up: " "$tmpdir/down.txt" ||
 	fail "batch text: never up: $(grep '^host' "$tmpdir/down.txt")"
-T send-keys -t lt q
+quit_screen
 echo "ok: one host that stops answering is marked down, and comes back"
 echo PASS

@@ -145,5 +145,5 @@ for mode in 0 1; do
 	same "screen Files, cumulative $mode" "$(view_head F4 Files FILE)" \
 		Files "$mode"
 done
-T send-keys -t lt q
+quit_screen
 echo PASS

@@ -60,10 +60,6 @@ wait_for "TOP LOCK" "sitelock .*$mem \($procs sitelock\)"
 tops=$(grep -cE "sitelock .*$mem \($procs sitelock\)" "$tmpdir/screen")
 [ "$tops" = $procs ] || fail "$tops processes name the site: $(cat "$tmpdir/screen")"
 echo "ok: TOP LOCK names the site in $tops processes"
-T send-keys -t lt q
-for _ in $(seq 50); do
-	[ -s "$tmpdir/rc" ] && break
-	sleep 0.1
-done
+quit_screen
 gone
 echo PASS

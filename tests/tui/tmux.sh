@@ -23,17 +23,37 @@ wait_for() {
 	fail "$what: no /$pattern/ on the screen"
 }
 
+# q, and locktop's end: its pane's shell writes its exit status in
+# $tmpdir/rc. The screen must end before its terminal does (a sanitizer
+# build checks for leaks as it exits, and a hangup then can stall it).
+quit_screen() {
+	local i
+	T send-keys -t lt q
+	for i in $(seq 100); do
+		[ -s "$tmpdir/rc" ] && return 0
+		sleep 0.1
+	done
+	fail "q: locktop did not end: $(cat "$tmpdir/err" 2>/dev/null)"
+}
+
 # Ends the private tmux server and waits for what ran in its panes to
 # end, so that nothing writes in $tmpdir after it (a pane's shell
-# writes locktop's exit status as it goes).
+# writes locktop's exit status as it goes). Each pane's shell leads a
+# session of its own: a process of it that outlives the terminal by
+# five seconds is killed, and named, so that none runs on into the
+# next test.
 tmux_end() {
-	local pids p i
+	local pids p i left
 	pids=$(T list-panes -a -F '#{pane_pid}' 2>/dev/null) || true
 	T kill-server 2>/dev/null || true
 	for p in $pids; do
 		for i in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
+			left=$(pgrep -s "$p" 2>/dev/null) || break
 			sleep 0.1
 		done
+		[ -z "$left" ] && continue
+		echo "tmux_end: killed what outlived its terminal:" >&2
+		ps -o pid=,stat=,pcpu=,args= -p "${left//$'\n'/,}" >&2 || true
+		pkill -KILL -s "$p" 2>/dev/null || true
 	done
 }
