@@ -10,13 +10,7 @@ require_bpf
 command -v tmux >/dev/null || skip "tmux is not installed"
 
 . "$(dirname "$0")/tmux.sh"
-lt=
-cleanup() {
-	tmux_end
-	[ -z "$lt" ] || kill -KILL "$lt" 2>/dev/null
-	rm -rf "$tmpdir"
-}
-trap cleanup EXIT
+trap 'tmux_end; rm -rf "$tmpdir"' EXIT
 
 T new-session -d -s lt -x 120 -y 30 \
 	"env TERM=tmux-256color LC_ALL=C $locktop -d 0.5 --no-kernel-locks --spin-hz 0 2>$tmpdir/err; echo \$? >$tmpdir/rc; sleep 60"
@@ -33,9 +27,9 @@ for _ in $(seq 50); do
 done
 if kill -0 "$lt" 2>/dev/null; then
 	cpu=$(ps -o pcpu= -p "$lt")
+	kill -KILL "$lt"
 	fail "locktop still runs 5 s after its terminal hung up (${cpu}% CPU)"
 fi
-lt=
 gone
 echo "ok: locktop ended with its terminal, no probe left"
 echo PASS
