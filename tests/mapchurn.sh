@@ -41,7 +41,7 @@ if [ "$mode" = private ]; then
 	exit 0
 fi
 
-"$locktop" --batch --json --delay 0.5 --output "$tmpdir/lt.json" -- \
+"$locktop" --batch --json --delay 0.25 --output "$tmpdir/lt.json" -- \
 	"$churn" "$tmpdir/churn.dat" 3 >"$tmpdir/truth.json" ||
 	fail "mapchurn failed"
 want=$(jq .waits "$tmpdir/truth.json")
@@ -57,7 +57,7 @@ echo "the program's waits $want; the file's rows: $rows"
 [ "$sum" = "$want" ] || fail "waits under the file's name: $sum, the program $want"
 [ "$(jq '.[0].pids | length' <<<"$rows")" = 2 ] ||
 	fail "the file's row is not both processes': $rows"
-# All but the waits before the collector's first read (0.5 s of 3 s).
+# All but the waits before the collector's first read (a quarter second of 3 s).
 [ $((top * 100)) -ge $((want * 99)) ] ||
 	fail "the file's row holds $top of $want waits"
 echo "ok: $sum waits of $want under the file's name, $top on its row"
