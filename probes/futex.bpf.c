@@ -42,7 +42,8 @@
 #define IF_UNJUDGED 2 /* its site had no verdict yet: ask again at the end */
 /* its shared word's place unknown: ask again at the end */
 #define IF_UNPLACED 4
-/* its lock's mapping unread (lt_ident.where_unread): read again at the end */
+/* its lock's mapping unread (lt_ident.where_unread): read again at the end,
+ * where a lock made at the end is read too */
 #define IF_UNNAMED 8
 
 /* Per process: a word shared by every process is an entry in each. */
@@ -409,7 +410,7 @@ static __always_inline int wait_end(void *ctx, long ret)
 	struct lt_lock_stat *st;
 	struct lt_thread *th;
 	struct lt_ident *c;
-	bool created = false;
+	bool created = false, named;
 	__u64 delta, uaddr;
 	__s32 no_slot = LT_NO_SLOT;
 	__u32 word, tgid;
@@ -446,12 +447,12 @@ static __always_inline int wait_end(void *ctx, long ret)
 	st = stat_at(in->slot);
 	if (!st)
 		goto out;
-	if (created) {
+	if (created)
 		remember_comm(tgid);
-		remember_where(&in->lock, uaddr, tgid);
-	} else if (in->flags & IF_UNNAMED) {
-		if (remember_where(&in->lock, uaddr, tgid) && c)
-			c->where_unread = 0;
+	if (created || (in->flags & IF_UNNAMED)) {
+		named = remember_where(&in->lock, uaddr, tgid);
+		if (c)
+			c->where_unread = !named;
 	}
 	add_wait(st, delta);
 	if (ret == -11)
