@@ -95,14 +95,16 @@ static int waiter(enum kind k, const char *path, int n, int ms, int done_w,
 int main(int argc, char **argv)
 {
 	enum kind k;
-	int n = argc > 3 ? atoi(argv[3]) : 5, ms = argc > 4 ? atoi(argv[4]) : 40;
+	int n = argc > 3 ? atoi(argv[3]) : 5,
+	    ms = argc > 4 ? atoi(argv[4]) : 40;
 	int fd, done[2], res[2], status;
 	struct result r;
 	pid_t child;
 	char c;
 
 	if (argc < 3 || n < 1 || ms < 1) {
-		fprintf(stderr, "usage: interrupt fcntl|ofd|flock PATH [N] [MS]\n");
+		fprintf(stderr,
+			"usage: interrupt fcntl|ofd|flock PATH [N] [MS]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "fcntl"))
