@@ -9,11 +9,14 @@
  * went (granted, refused, or deferred: the caller is about to sleep). A
  * wait runs from the first deferred attempt to the grant, and is one
  * only if the thread did sleep: a holder that lets go between the
- * deferral and the sleep leaves a call that never waited. fcntl_setlk,
- * and the flock syscall's exit, close a call whose wait ended without a
- * grant (a signal). Hold time runs from the grant to the unlock of the
- * same range by the same owner, or to the close or exit that releases
- * it.
+ * deferral and the sleep leaves a call that never waited. A wait that
+ * ends without a grant ends at the signal delivered to its thread (the
+ * call then fails with EINTR, or is restarted and waits again), or at a
+ * retry the kernel refuses. So a lock call's return needs no probe of
+ * its own: the grant, the unlock and the refusal are the only runs on
+ * the path every call takes. Hold time runs from the grant to the
+ * unlock of the same range by the same owner, or to the close or exit
+ * that releases it.
  *
  * A store like tdb locks a byte at each record's offset, and records
  * move, so it meets tens of thousands of ranges a minute. While the lock
@@ -23,7 +26,7 @@
  * room, and the held range keeps its own bounds for its unlock.
  *
  * fcntl locks always enter the kernel, so this path stays lean: no
- * syscall tracepoint on fcntl, and a call's wait lives in the thread's
+ * probe on fcntl's entry or return, and a call's wait lives in the thread's
  * storage (no hashing, no bucket lock), where the collector's reader
  * finds it.
  */
@@ -407,6 +410,34 @@ static __always_inline void granted(void *ctx, struct task_struct *task,
 		hold(th, task, ol, lock, &fig, st, slot, now);
 }
 
+/*
+ * Ends the thread's lock call in progress, if it waited: with the wait
+ * counted as interrupted when a signal ended it (a wait that ends in a
+ * grant is counted by granted(), one the kernel refuses on its retry
+ * not at all).
+ */
+static __always_inline void end_call(struct lt_thread *th, bool interrupted)
+{
+	struct lt_inflight *call = waiting_call(th);
+	struct lt_lock_stat *st;
+	bool created;
+	__s32 slot;
+
+	if (!call)
+		return;
+	if (interrupted) {
+		if (slot_current(call->gen))
+			st = stat_at(call->slot);
+		else
+			st = stat_of(&call->lock, &created, &slot);
+		if (st) {
+			st->interrupted++;
+			add_wait(st, bpf_ktime_get_ns() - call->ts);
+		}
+	}
+	call->ts = 0;
+}
+
 static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 					 struct file_lock *fl, int ret,
 					 __u32 kind)
@@ -420,6 +451,7 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 		.shared = 1,
 	};
 	struct lt_lock_stat *st;
+	struct lt_thread *th;
 	struct lt_lock_key fig;
 	__s32 slot;
 
@@ -457,13 +489,16 @@ static __always_inline int on_lock_inode(void *ctx, struct inode *inode,
 		deferred(task, &lock, fl, tgid, fl->c.flc_blocker);
 		return 0;
 	}
+	/* A refusal ends the call, and a wait it had: uncounted, as a
+	 * wait is one only where it ends in a grant or a signal. */
+	th = task_thread(task, true);
+	end_call(th, false);
 	if (ret != -EAGAIN && ret != -EACCES && ret != -EDEADLK)
 		return 0;
 	/* A try that failed: the blocking call that follows finds the
 	 * lock's slot in the thread's cache. */
 	fold(&lock, &fig);
-	st = lock_stat(file_ident(task_thread(task, true), &fig), &fig, fl,
-		       tgid, &slot);
+	st = lock_stat(file_ident(th, &fig), &fig, fl, tgid, &slot);
 	if (!st)
 		return 0;
 	if (ret == -EDEADLK)
@@ -489,46 +524,18 @@ int BPF_PROG(lt_flock_lock, struct inode *inode, struct file_lock *fl, int ret)
 }
 
 /*
- * The end of a lock call. A granted wait was counted at the grant; an
- * interrupted one (a signal) is counted here; any other ends uncounted.
+ * A signal delivered to a thread in the middle of a lock call: the call
+ * returns for it, so a wait it had ends here, interrupted. Only a
+ * thread's own wait ends: the signal is delivered by the thread that
+ * takes it, on its way back to user space.
  */
-static __always_inline int lock_call_end(long ret)
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(lt_lock_signal, int sig, struct kernel_siginfo *info,
+	     struct k_sigaction *ka)
 {
-	struct lt_inflight *call;
-	struct lt_lock_stat *st;
-	bool created;
-	__s32 slot;
-
-	/* A call that succeeded ended its wait at its grant. */
-	if (!ret)
-		return 0;
-	call = waiting_call(this_thread(false));
-	if (!call)
-		return 0;
-	if (slot_current(call->gen))
-		st = stat_at(call->slot);
-	else
-		st = stat_of(&call->lock, &created, &slot);
-	if (st && interrupted_ret(ret)) {
-		st->interrupted++;
-		add_wait(st, bpf_ktime_get_ns() - call->ts);
-	}
-	call->ts = 0;
+	count_run();
+	end_call(this_thread(false), true);
 	return 0;
-}
-
-SEC("tp_btf/fcntl_setlk")
-int BPF_PROG(lt_fcntl_setlk, struct inode *inode, struct file_lock *fl, int ret)
-{
-	count_run();
-	return lock_call_end(ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_flock")
-int lt_flock_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	count_run();
-	return lock_call_end(ctx->ret);
 }
 
 /*

@@ -17,8 +17,8 @@ runs=$(fl runs) sampled=$(fl sampled_runs) nsper=$(fl ns_per_run)
 calls=$(jq '2 * .acquires + .contended' "$tmpdir/lb.json")
 secs=$(jq .elapsed_s "$tmpdir/lb.json")
 echo "filelock: $runs runs counted, $sampled measured, $nsper ns per run; lockbench: $calls lock calls in $secs s"
-# Each runs the lock tracepoint and fcntl_setlk at least once.
-[ "$runs" -ge $((2 * calls)) ] || fail "the probes counted fewer runs than the calls make"
+# Each runs the lock tracepoint at least once.
+[ "$runs" -ge "$calls" ] || fail "the probes counted fewer runs than the calls make"
 [ "$sampled" -gt 0 ] || fail "no run was measured"
 # On all the time, the statistics would have measured every run.
 awk -v s="$sampled" -v r="$runs" 'BEGIN { exit !(s < 0.6 * r) }' ||
