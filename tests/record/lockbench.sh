@@ -15,16 +15,17 @@ cd "$tmpdir"
 # the experiment run again, twice at most. A wrong verdict every time
 # still fails.
 for attempt in 1 2 3; do
-	# Intervals of 10 ms: a run of this size lasts a few tenths of a
-	# second, and the verdict needs several intervals to see through the
-	# noise, also where a sanitizer or a loaded host slows the ticks.
+	# Intervals of 10 ms (the shortest a record takes): the mutex run,
+	# the shorter, lasts 50-90 ms at this size, and the verdict needs at
+	# least 4 intervals in each record to see through the noise, also
+	# where a sanitizer or a loaded host slows the ticks.
 	for lock in fcntl mutex; do
 		# A run of a few milliseconds may meet no contention at all
 		# (lockbench's own count says so): then there is nothing to see, so
 		# run it again, a few times at most.
 		for try in 1 2 3 4 5; do
 			"$locktop" record -o "$lock.rec" --interval 0.01 -- \
-				"$lockbench" --lock "$lock" -n 8 -l 6000 -H 16 \
+				"$lockbench" --lock "$lock" -n 8 -l 12000 -H 16 \
 				--path "$tmpdir/t.tdb" --json >"lb-$lock.json" \
 				2>"lt-$lock.err" ||
 				fail "record of lockbench --lock $lock: exit $? $(cat "lt-$lock.err")"
