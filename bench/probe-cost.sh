@@ -79,7 +79,7 @@ calls_of() {
 # The programs a tracer loads, by name.
 ours() {
 	case $1 in
-	locktop | before) echo '^lt_(futex|futex2|fcntl|posix|flock|fork|exit|pread|pwrite)' ;;
+	locktop | before) echo '^lt_(futex|futex2|fcntl|posix|flock|lock_signal|fork|exit|pread|pwrite)' ;;
 	*) echo 'futex|fcntl|posix_lock' ;;
 	esac
 }
