@@ -12,12 +12,12 @@
 # An event is one futex call (mutex) or one fcntl lock call (fcntl); ns
 # per event sums every program of that tracer that ran. The fcntl calls
 # are lockbench's own count (a try, the blocking call a refused try
-# leads to, and the unlock), since locktop has no probe on their return. Phases alternate
-# over ROUNDS rounds and the medians are printed; then, per probe, each
-# of locktop's programs with its own ns per run. With BEFORE_BUILD, a
-# second locktop (an earlier tree's, say) runs in the same rounds as the
-# column `before`, so that a change is judged against what it replaced
-# on the same machine at the same time.
+# leads to, and the unlock), since locktop has no probe on their return.
+# Phases alternate over ROUNDS rounds and the medians are printed; then,
+# per probe, each of locktop's programs with its own ns per run. With
+# BEFORE_BUILD, a second locktop (an earlier tree's, say) runs in the
+# same rounds as the column `before`, so that a change is judged against
+# what it replaced on the same machine at the same time.
 #
 #   bench/probe-cost.sh [BUILD_DIR] [ROUNDS] [BEFORE_BUILD]
 set -euo pipefail

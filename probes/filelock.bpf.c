@@ -420,16 +420,11 @@ static __always_inline void end_call(struct lt_thread *th, bool interrupted)
 {
 	struct lt_inflight *call = waiting_call(th);
 	struct lt_lock_stat *st;
-	bool created;
-	__s32 slot;
 
 	if (!call)
 		return;
 	if (interrupted) {
-		if (slot_current(call->gen))
-			st = stat_at(call->slot);
-		else
-			st = stat_of(&call->lock, &created, &slot);
+		st = stat_kept(call->slot, call->gen, &call->lock);
 		if (st) {
 			st->interrupted++;
 			add_wait(st, bpf_ktime_get_ns() - call->ts);

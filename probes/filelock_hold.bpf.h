@@ -154,15 +154,9 @@ static __always_inline void end_hold(struct lt_thread *th,
 		.kind = r->kind,
 		.shared = 1,
 	};
-	struct lt_lock_stat *st;
-	bool created;
-	__s32 slot;
-
 	/* A hold longer than the lock's idle time may outlive its slot. */
-	if (slot_current(r->gen))
-		st = stat_at(r->slot);
-	else
-		st = stat_of(&lock, &created, &slot);
+	struct lt_lock_stat *st = stat_kept(r->slot, r->gen, &lock);
+
 	if (st)
 		count_hold(st, task, r, now);
 	if (r->tid == task->pid)

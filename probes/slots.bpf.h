@@ -147,4 +147,20 @@ stat_of(const struct lt_lock_key *key, bool *created, __s32 *slot)
 	return stat_at(*slot);
 }
 
+/*
+ * The figures of key in slot, kept since slot_gen was gen; once
+ * slot_gen has moved (the slot may have gone to another lock), found
+ * again by key, and made if need be.
+ */
+static __always_inline struct lt_lock_stat *
+stat_kept(__s32 slot, __u32 gen, const struct lt_lock_key *key)
+{
+	bool created;
+	__s32 again;
+
+	if (slot_current(gen))
+		return stat_at(slot);
+	return stat_of(key, &created, &again);
+}
+
 #endif /* LOCKTOP_PROBES_SLOTS_BPF_H */
