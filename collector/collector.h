@@ -416,8 +416,10 @@ bool lt_lock_waited(const struct lt_lock *l, bool totals);
  * the processes whose copies it adds up. Returns buf.
  */
 const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len);
-/* The same in at most WIDTH columns for a lock site: cut as the screen
- * cuts a name, "..", then its end, so that "(N comm)" stays whole. */
+/* The same in at most WIDTH columns, cut as the screen cuts a name:
+ * "..", then its end, so that a path keeps its file and what names the
+ * lock in it (a tdb's chain) and a site its "(N comm)". A name of more
+ * than one byte a character is left whole, for the table to cut. */
 const char *lt_lock_label_fit(const struct lt_lock *l, char *buf, size_t len,
 			      size_t width);
 

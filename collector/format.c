@@ -88,6 +88,14 @@ const char *lt_lock_label(const struct lt_lock *l, char *buf, size_t len)
 	return buf;
 }
 
+static bool ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return false;
+	return true;
+}
+
 const char *lt_lock_label_fit(const struct lt_lock *l, char *buf, size_t len,
 			      size_t width)
 {
@@ -96,8 +104,8 @@ const char *lt_lock_label_fit(const struct lt_lock *l, char *buf, size_t len,
 
 	lt_lock_label(l, full, sizeof(full));
 	n = strlen(full);
-	/* As the screen cuts a name: its end kept, after "..". */
-	if (n > width && width > 4 && (l->n_members || l->procs > 1))
+	/* As the screen cuts a name (screen_put()): its end kept, after "..". */
+	if (n > width && width > 4 && ascii(full))
 		snprintf(buf, len, "..%s", full + n - (width - 2));
 	else
 		snprintf(buf, len, "%s", full);

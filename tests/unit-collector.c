@@ -98,10 +98,17 @@ static void test_label_fit(void **state)
 	assert_string_equal(buf, "..@0x604000000000]+0x10 (4 sitelock)");
 	lt_lock_label_fit(&l, buf, sizeof(buf), 60);
 	assert_string_equal(buf, "[anon@0x604000000000]+0x10 (4 sitelock)");
-	/* One process's lock: cut at the end by the table, as any name. */
+	/* One process's lock, a file's: its end kept, as the screen keeps
+	 * it, so that the chain names the lock. */
 	l.procs = 1;
+	strcpy(l.name, "/tmp/locktop-smb.2iKy8y/lock/locking.tdb chain 2954");
+	lt_lock_label_fit(&l, buf, sizeof(buf), 36);
+	assert_int_equal(strlen(buf), 36);
+	assert_string_equal(buf, "..2iKy8y/lock/locking.tdb chain 2954");
+	/* A name of wider characters is left whole, for the table to cut. */
+	strcpy(l.name, "/srv/d\xc3\xa9p\xc3\xb4t/lock/locking.tdb chain 2954");
 	lt_lock_label_fit(&l, buf, sizeof(buf), 10);
-	assert_string_equal(buf, "[anon@0x604000000000]+0x10");
+	assert_string_equal(buf, l.name);
 }
 
 /* The probe's record names anonymous memory as the live maps do. */

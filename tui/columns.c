@@ -103,8 +103,10 @@ const struct column file_cols[FC_NR] = {
 const struct column batch_cols[BC_NR] = {
 	[BC_NAME] = { "LOCK", NULL, 36, false, true, 0, true,
 		      "the lock, named as on the screen, cut to 36 "
-		      "characters (a lock site's from the left, after "
-		      "two dots, so that its process count stays)" },
+		      "characters as the screen cuts it, from the left "
+		      "after two dots, so that a file's lock keeps its "
+		      "file and chain or offset, and a lock site its "
+		      "process count" },
 	[BC_KIND] = { "KIND", NULL, 10, false, true, 0, true,
 		      "its kind, as on the screen" },
 	[BC_WAITS] = { "WAITS", NULL, 9, false, false, 0, false,
