@@ -20,15 +20,21 @@
 #   none      no tracer: untraced again, against untraced. Its ratio is
 #             1 but for the machine's own noise, which its interval shows
 #
-# A round runs every server's load untraced and under each tracer, in an
-# order shuffled per round; each tracer attaches once a round and stays
-# for every server's load. Two figures per load: throughput (operations
-# per second as the load tool counts them) and the server's CPU time
-# per operation (user and system of its whole process tree, reaped
-# children included, over the load: the probes' time in the server's
-# threads is in it, other load on the machine is not). Each round's
-# traced figure is divided by the same round's untraced one, as the
-# share the server keeps (1 is free; for CPU, untraced over traced).
+# A round runs every server's load under each tracer, in an order
+# shuffled per round, and untraced first, after every second tracer and
+# last; each tracer attaches once a round and stays for every server's
+# load. Two figures per load: throughput (operations per second as the
+# load tool counts them) and the server's CPU time per operation (user
+# and system of its whole process tree, reaped children included, over
+# the load: the probes' time in the server's threads is in it, other
+# load on the machine is not). Each traced figure is divided by the mean
+# of the untraced ones on either side of it in the round, as the share
+# the server keeps (1 is free; for CPU, untraced over traced).
+# A virtual machine's host has fast phases, seconds to minutes long, in
+# which every server's CPU per operation falls by 20-35% at once: a load
+# whose CPU per operation is over --fast percent under the median of its
+# server's untraced loads ran in one, and is left out of the ratios,
+# traced or not (a tracer only adds to it); the table counts them.
 # A server runs more rounds until, for every tracer, the 95% confidence
 # interval of the mean of either ratio is within --ci percent, or the
 # round cap, or the time budget is reached.
@@ -57,15 +63,19 @@ each ratio is narrow enough.
                      (default: all; pcp only where pmcd runs)
   --rounds-max N     stop a server after N rounds (default 20)
   --rounds-min N     at least N rounds (default 3)
-  --seconds S        each load's length (default 4)
+  --seconds S        each load's length (default 3)
   --ci PCT           stop a server once every ratio's interval is +-PCT%
                      (default 2)
+  --fast PCT         leave out loads whose CPU per operation is over PCT%
+                     under the median untraced one: the host ran fast
+                     (default 12; 0 keeps every load)
   --budget MIN       start no round that would end after MIN minutes
                      (default 18)
   --no-stats         skip the BPF statistics phase
   --perf             in that phase, also sample every CPU with perf and
                      print the share of the samples in BPF programs, the
                      kernel and locktop, and the top symbols
+  --verbose          print each load's figures as it ends, on stderr
   --quick            2 rounds of 2 s, to check the script works
   --help             this text
 
@@ -76,7 +86,8 @@ EOF
 build=build
 servers="smb-mutex smb-fcntl pg mariadb slapd"
 tracers="locktop lt-user pcp bt-waits floor clock none"
-rounds_max=20 rounds_min=3 secs=4 ci_goal=2 budget=18 stats=1 perf=0
+rounds_max=20 rounds_min=3 secs=3 ci_goal=2 budget=18 stats=1 perf=0 verbose=0
+fast=12
 while [ $# -gt 0 ]; do
 	case $1 in
 	--servers) servers=${2//,/ }; shift ;;
@@ -85,9 +96,11 @@ while [ $# -gt 0 ]; do
 	--rounds-min) rounds_min=$2; shift ;;
 	--seconds) secs=$2; shift ;;
 	--ci) ci_goal=$2; shift ;;
+	--fast) fast=$2; shift ;;
 	--budget) budget=$2; shift ;;
 	--no-stats) stats=0 ;;
 	--perf) perf=1 ;;
+	--verbose) verbose=1 ;;
 	--quick) rounds_max=2 rounds_min=2 secs=2 ;;
 	--help) usage; exit 0 ;;
 	-*) usage >&2; exit 2 ;;
@@ -312,11 +325,41 @@ ci() {
 		printf "%.3f %.1f\n", m, q * sqrt(v / (n - 1) / n) / m * 100 }' "$1"
 }
 
-# ratios SERVER TRACER FIELD: each round's traced over untraced figure
-# (FIELD 2, throughput) or untraced over traced (FIELD 3, CPU per op).
+# fast_us SERVER: the CPU per operation under which a load of SERVER
+# ran in a fast phase of the host: --fast percent below the median of
+# its untraced loads (0: none is).
+fast_us() {
+	cut -d' ' -f4 "$tmpdir/r.$1.untraced" | median |
+		awk -v p="$fast" '{ print (p > 0 ? $1 * (1 - p / 100) : 0) }'
+}
+
+# ratios SERVER TRACER FIELD: each traced figure against the untraced
+# loads on either side of it in the same round, their mean: traced over
+# untraced for FIELD 2 (throughput), untraced over traced for FIELD 3
+# (CPU per operation). A line of r.SERVER.TRACER is "ROUND BLOCK RATE
+# US/OP OPS". Loads of a fast phase (fast_us) are left out, traced and
+# untraced: a tracer only adds CPU to an operation.
 ratios() {
-	join "$tmpdir/r.$1.untraced" "$tmpdir/r.$1.$2" | awk -v f="$3" '{
-		if (f == 2) print $(2 + 3) / $2; else print $3 / $(3 + 3) }'
+	awk -v f="$3" -v fast="$(fast_us "$1")" 'FNR == 1 { file++ }
+		$4 < fast { next }
+		file == 1 { u[$1, $2] = f == 2 ? $3 : $4
+			if ($2 > last[$1]) last[$1] = $2
+			next }
+		{ n = s = 0
+		  for (b = $2 - 1; b >= 0; b--)
+			if (($1, b) in u) { s += u[$1, b]; n++; break }
+		  for (b = $2 + 1; b <= last[$1]; b++)
+			if (($1, b) in u) { s += u[$1, b]; n++; break }
+		  if (!n) next
+		  x = f == 2 ? $3 : $4
+		  print f == 2 ? x / (s / n) : (s / n) / x }' \
+		"$tmpdir/r.$1.untraced" "$tmpdir/r.$1.$2"
+}
+
+# left_out SERVER: "N of M", the loads of SERVER a fast phase left out.
+left_out() {
+	cat "$tmpdir"/r."$1".* | awk -v fast="$(fast_us "$1")" \
+		'$4 < fast { n++ } END { printf "%d of %d", n, NR }'
 }
 
 # converged SERVER: every tracer's throughput or CPU ratio is within the
@@ -344,15 +387,27 @@ while [ -n "$active" ] && [ "$round" -lt "$rounds_max" ]; do
 	round=$((round + 1))
 	t0=$SECONDS
 	echo "round $round: $active" >&2
-	for t in $(printf '%s\n' untraced $tracers | shuf); do
+	# Untraced first, then the tracers in a shuffled order with an
+	# untraced block after every second one and at the end: each
+	# tracer's load is next to an untraced one of its server.
+	order=untraced k=0
+	for t in $(printf '%s\n' $tracers | shuf); do
+		order="$order $t" k=$((k + 1))
+		[ $((k % 2)) = 1 ] || order="$order untraced"
+	done
+	[ $((k % 2)) = 0 ] || order="$order untraced"
+	block=0
+	for t in $order; do
 		attach "$t"
 		for s in $active; do
 			load "$s"
-			# Rounds zero-padded: join wants them sorted as text.
-			printf '%03d %s %s %s\n' "$round" "$load_rate" \
+			printf '%d %d %s %s %s\n' "$round" "$block" "$load_rate" \
 				"$load_us" "$load_ops" >>"$tmpdir/r.$s.$t"
+			[ "$verbose" = 0 ] || printf '  %-9s %-10s %10s/s %8sus/op\n' \
+				"$t" "$s" "$load_rate" "$load_us" >&2
 		done
 		detach "$t"
+		block=$((block + 1))
 	done
 	round_secs=$((SECONDS - t0))
 	left=
@@ -377,11 +432,13 @@ printf '%-10s' server
 for s in $servers; do cell "$s"; done
 printf '\n%-10s' rounds
 for s in $servers; do cell "${rounds_of[$s]:-0}"; done
+printf '\n%-10s' 'left out'
+for s in $servers; do cell "$(left_out "$s")"; done
 printf '\n%-10s' untraced
 for s in $servers; do
 	cell "$(printf '%s/s %sus/op' \
-		"$(cut -d' ' -f2 "$tmpdir/r.$s.untraced" | median | awk '{ printf "%.0f", $1 }')" \
-		"$(cut -d' ' -f3 "$tmpdir/r.$s.untraced" | median)")"
+		"$(cut -d' ' -f3 "$tmpdir/r.$s.untraced" | median | awk '{ printf "%.0f", $1 }')" \
+		"$(cut -d' ' -f4 "$tmpdir/r.$s.untraced" | median)")"
 done
 echo
 printf '%-10s' ''
