@@ -8,12 +8,17 @@
  * the event locktop's spin kind samples with: what sampling costs before
  * any work (bench/spin-cost.sh). With --kernel-locks it attaches only the
  * kernel lock events' two: beside locktop --no-kernel-locks, the floor of
- * locktop's kernel lock probe.
+ * locktop's kernel lock probe. Servers' USDT probes that locktop uses by
+ * default (collector/providers.c) get an empty program too, in the
+ * binaries of the servers running when it starts.
  *
  *   attach-floor [--clock] [--sample-hz N | --kernel-locks]
  */
 #include <argp.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "floor.skel.h"
+#include "providers.h"
 #include "sample_event.h"
 
 static bool with_clock;
@@ -133,6 +139,105 @@ static void detach_samplers(void)
 	n_samplers = 0;
 }
 
+#define MAX_SERVER_BINARIES 8
+
+/* The USDT links, and the servers' binaries they are in. */
+static struct bpf_link **usdt_links;
+static size_t n_usdt;
+static char server_bins[MAX_SERVER_BINARIES][PATH_MAX];
+static size_t n_bins;
+
+/* The base name of pid's executable if it is a server's in the table,
+ * its path in path; else NULL. */
+static const char *server_of(const char *pid, char *path, size_t len)
+{
+	char link[sizeof("/proc//exe") + NAME_MAX], *base;
+	ssize_t n;
+	size_t i;
+
+	snprintf(link, sizeof(link), "/proc/%s/exe", pid);
+	n = readlink(link, path, len - 1);
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	if (strstr(path, " (deleted)"))
+		return NULL;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (i = 0; i < lt_n_provider_probes; i++)
+		if (lt_provider_probes[i].on &&
+		    !strcmp(lt_provider_probes[i].binary, base))
+			return lt_provider_probes[i].binary;
+	return NULL;
+}
+
+/* The empty program on each default probe of binary at path; 0 or
+ * -errno. */
+static int attach_binary(struct floor_bpf *skel, const char *path,
+			 const char *binary)
+{
+	const struct lt_provider_probe *p;
+	struct bpf_link *link, **grown;
+	size_t i;
+
+	for (i = 0; i < lt_n_provider_probes; i++) {
+		p = &lt_provider_probes[i];
+		if (!p->on || strcmp(p->binary, binary))
+			continue;
+		grown = realloc(usdt_links, (n_usdt + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		usdt_links = grown;
+		link = bpf_program__attach_usdt(skel->progs.floor_usdt, -1,
+						path, p->provider, p->probe,
+						NULL);
+		if (!link)
+			return -errno;
+		usdt_links[n_usdt++] = link;
+	}
+	return 0;
+}
+
+/* The servers' probes, in every running server's binary; 0 or -errno. */
+static int attach_servers(struct floor_bpf *skel)
+{
+	char path[PATH_MAX];
+	const char *binary;
+	struct dirent *de;
+	bool seen;
+	size_t i;
+	int err = 0;
+	DIR *proc = opendir("/proc");
+
+	if (!proc)
+		return -errno;
+	while (!err && (de = readdir(proc))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		binary = server_of(de->d_name, path, sizeof(path));
+		if (!binary || n_bins == MAX_SERVER_BINARIES)
+			continue;
+		for (seen = false, i = 0; i < n_bins && !seen; i++)
+			seen = !strcmp(server_bins[i], path);
+		if (seen)
+			continue;
+		snprintf(server_bins[n_bins++], PATH_MAX, "%s", path);
+		err = attach_binary(skel, path, binary);
+	}
+	closedir(proc);
+	return err;
+}
+
+static void detach_servers(void)
+{
+	size_t i;
+
+	for (i = 0; i < n_usdt; i++)
+		bpf_link__destroy(usdt_links[i]);
+	free(usdt_links);
+	n_usdt = 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct floor_bpf *skel;
@@ -169,10 +274,13 @@ int main(int argc, char **argv)
 		err = sample_hz ? attach_samplers(skel) :
 				  floor_bpf__attach(skel);
 	}
+	if (!err && !sample_hz && !kernel_locks)
+		err = attach_servers(skel);
 	if (err) {
 		fprintf(stderr, "attach-floor: cannot %s: %s\n", what,
 			strerror(-err));
 		detach_samplers();
+		detach_servers();
 		floor_bpf__destroy(skel);
 		return 1;
 	}
@@ -180,6 +288,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	sigwait(&set, &sig);
 	detach_samplers();
+	detach_servers();
 	floor_bpf__destroy(skel);
 	return 0;
 }

@@ -111,6 +111,7 @@ done
 [ "$rounds_min" -le "$rounds_max" ] || rounds_min=$rounds_max
 
 . "$top/tests/lib.sh"
+. "$top/tests/srvlib.sh" # srv_tree: every server's process tree
 here=$bench
 . "$bench/lib.sh"
 locktop=$(realpath "$build/tui/locktop")

@@ -2,7 +2,8 @@
 /*
  * The floor for bench/overhead.sh: an empty program on every event the
  * probes attach to, attached the same way (syscall tracepoints, BTF
- * tracepoints). What tracing these points costs before any work: the
+ * tracepoints, and servers' USDT probes, each hit a trap into the
+ * kernel). What tracing these points costs before any work: the
  * slow path every system call takes once a syscall tracepoint is on,
  * and the dispatch of each program. The spin kind's sampling is its own
  * floor (attach-floor --sample-hz, bench/spin-cost.sh). With with_clock set, each program
@@ -11,6 +12,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/usdt.bpf.h>
 
 const volatile bool with_clock = false;
 __u64 never = 0; /* keeps the clock read from being optimised away */
@@ -48,7 +50,10 @@ EMPTY("tp_btf/signal_deliver", floor_signal)
 EMPTY("tp_btf/sched_process_fork", floor_fork)
 EMPTY("tp_btf/sched_process_exit", floor_exit)
 /* Not attached by the skeleton: attach-floor --sample-hz puts it on a
- * sampling event per CPU. */
+ * sampling event per CPU, */
 EMPTY("perf_event", floor_sample)
+/* and attach-floor puts this one on the servers' probes locktop uses,
+ * in the binaries of the servers running when it starts. */
+EMPTY("usdt", floor_usdt)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
