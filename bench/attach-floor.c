@@ -147,30 +147,6 @@ static size_t n_usdt;
 static char server_bins[MAX_SERVER_BINARIES][PATH_MAX];
 static size_t n_bins;
 
-/* The base name of pid's executable if it is a server's in the table,
- * its path in path; else NULL. */
-static const char *server_of(const char *pid, char *path, size_t len)
-{
-	char link[sizeof("/proc//exe") + NAME_MAX], *base;
-	ssize_t n;
-	size_t i;
-
-	snprintf(link, sizeof(link), "/proc/%s/exe", pid);
-	n = readlink(link, path, len - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	if (strstr(path, " (deleted)"))
-		return NULL;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (i = 0; i < lt_n_provider_probes; i++)
-		if (lt_provider_probes[i].on &&
-		    !strcmp(lt_provider_probes[i].binary, base))
-			return lt_provider_probes[i].binary;
-	return NULL;
-}
-
 /* The empty program on each default probe of binary at path; 0 or
  * -errno. */
 static int attach_binary(struct floor_bpf *skel, const char *path,
@@ -214,7 +190,7 @@ static int attach_servers(struct floor_bpf *skel)
 	while (!err && (de = readdir(proc))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		binary = server_of(de->d_name, path, sizeof(path));
+		binary = lt_provider_exe(atoi(de->d_name), path, sizeof(path));
 		if (!binary || n_bins == MAX_SERVER_BINARIES)
 			continue;
 		for (seen = false, i = 0; i < n_bins && !seen; i++)

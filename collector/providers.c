@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Servers' lock probes: a flat table, one row per probe. */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "providers.h"
 
 /*
@@ -127,6 +129,28 @@ static int arg_meaning(const char *s, size_t len)
 		if (strlen(names[i]) == len && !strncmp(s, names[i], len))
 			return (int)i;
 	return -1;
+}
+
+const char *lt_provider_exe(int pid, char *path, size_t len)
+{
+	char link[32], *base;
+	ssize_t n;
+	size_t i;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, path, len - 1);
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	if (strstr(path, " (deleted)"))
+		return NULL;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (i = 0; i < lt_n_provider_probes; i++)
+		if (lt_provider_probes[i].on &&
+		    !strcmp(lt_provider_probes[i].binary, base))
+			return lt_provider_probes[i].binary;
+	return NULL;
 }
 
 uint64_t lt_provider_cookie(const struct lt_provider_probe *p)

@@ -83,6 +83,13 @@ const struct lt_provider_kind *lt_provider_kind_of(enum lt_kind kind);
 int lt_usdt_ctx_site(const char *path, const struct lt_provider_context *pc,
 		     struct lt_usdt_ctx_site *out);
 
+/*
+ * Whether process pid runs a server whose probes are on by default: the
+ * table's binary name, and its executable's path in path; else NULL (an
+ * executable replaced since it started has no probes at that path).
+ */
+const char *lt_provider_exe(int pid, char *path, size_t len);
+
 /* The cookie (usdt.h) of a row; 0 when its args do not parse. */
 uint64_t lt_provider_cookie(const struct lt_provider_probe *p);
 

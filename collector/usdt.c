@@ -172,35 +172,18 @@ static bool attached(const struct usdt_state *u, const char *path)
 	return false;
 }
 
-/* A process of a binary in the table: its executable's path. */
+/* A traced process of a binary in the table: its executable's path. */
 static const char *server_binary(struct lt_collector *c, pid_t pid, char *path,
 				 size_t len)
 {
-	char link[64], *base, *deleted;
 	__u32 key = (__u32)pid;
 	__u8 one;
-	ssize_t n;
-	size_t i;
 
 	if (c->obj.futex->rodata->targ_filter &&
 	    bpf_map_lookup_elem(bpf_map__fd(c->obj.futex->maps.traced), &key,
 				&one))
 		return NULL;
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	n = readlink(link, path, len - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	deleted = strstr(path, " (deleted)");
-	if (deleted)
-		return NULL; /* replaced: its probes are not at that path */
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (i = 0; i < lt_n_provider_probes; i++)
-		if (lt_provider_probes[i].on &&
-		    !strcmp(lt_provider_probes[i].binary, base))
-			return lt_provider_probes[i].binary;
-	return NULL;
+	return lt_provider_exe(pid, path, len);
 }
 
 /* Attaches to the binary of pid, if it is a server's and new. */
