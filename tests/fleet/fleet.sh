@@ -165,8 +165,14 @@ done
 id=$(pmseries -p "$rport" 'locktop.lock.wait.time{hostname=="fleet-b"}' | head -n 1)
 pmseries -p "$rport" -l "$id" | grep -q '"lock_kind":"[a-z-]*","lock_name":"' ||
 	fail "pmseries: no lock_name and lock_kind labels: $(pmseries -p "$rport" -l "$id")"
-pmseries -p "$rport" 'locktop.lock.wait.time{lock_kind=="kernel" || lock_kind=="fcntl" || lock_kind=="futex" || lock_kind=="ofd"}' |
-	grep -q . || fail "pmseries: no series selected by the lock_kind label"
+# The labels' index is written after the series': a few seconds behind.
+for try in $(seq 40); do
+	n=$(pmseries -p "$rport" 'locktop.lock.wait.time{lock_kind=="kernel" || lock_kind=="fcntl" || lock_kind=="futex" || lock_kind=="ofd"}' |
+		wc -l)
+	[ "$n" -ge 1 ] && break
+	sleep 0.5
+done
+[ "$n" -ge 1 ] || fail "pmseries: no series selected by the lock_kind label"
 "$locktop" --series "127.0.0.1:$pport" --window 5m -b --json \
 	>"$tmpdir/series.json" 2>"$tmpdir/series.err" ||
 	fail "locktop --series: $(cat "$tmpdir/series.err")"
