@@ -315,7 +315,9 @@ detach() {
 # interval's half-width in percent of the mean (Student's t).
 ci() {
 	awk '{ x[NR] = $1; s += $1 } END {
-		n = NR; m = s / n
+		n = NR
+		if (!n) { print "nan inf"; exit } # every load left out
+		m = s / n
 		for (i = 1; i <= n; i++) v += (x[i] - m) ^ 2
 		split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 " \
 			"2.228 2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 " \
@@ -461,8 +463,9 @@ done
 # (2 sd / goal)^2, the normal approximation of Student's t.
 need() {
 	awk -v g="$ci_goal" '{ x[NR] = $1; s += $1 } END {
-		n = NR; m = s / n
+		n = NR
 		if (n < 2) { print "-"; exit }
+		m = s / n
 		for (i = 1; i <= n; i++) v += (x[i] - m) ^ 2
 		sd = sqrt(v / (n - 1)) / m * 100
 		r = (2 * sd / g) ^ 2
