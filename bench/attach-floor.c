@@ -88,7 +88,8 @@ static const struct argp argp = {
 	.options = options,
 	.parser = parse_arg,
 	.doc = "Attaches an empty program on every event locktop's probes "
-	       "use, until SIGINT or SIGTERM: the floor of what tracing "
+	       "use, the USDT probes of the servers running when it starts "
+	       "too, until SIGINT or SIGTERM: the floor of what tracing "
 	       "these events costs. Prints \"attached\" once they are in.",
 };
 

@@ -109,6 +109,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ "$rounds_min" -le "$rounds_max" ] || rounds_min=$rounds_max
+[[ "$fast" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v p="$fast" 'BEGIN { exit !(p < 100) }' || {
+	echo "servers.sh: --fast takes a percent from 0 to under 100, not '$fast'" >&2
+	exit 2
+}
 
 . "$top/tests/lib.sh"
 . "$top/tests/srvlib.sh" # srv_tree: every server's process tree
