@@ -149,7 +149,8 @@ static char server_bins[MAX_SERVER_BINARIES][PATH_MAX];
 static size_t n_bins;
 
 /* The empty program on each default probe of binary at path; 0 or
- * -errno. */
+ * -ENOMEM. A probe the binary lacks is skipped, as locktop skips it,
+ * and said on stderr. */
 static int attach_binary(struct floor_bpf *skel, const char *path,
 			 const char *binary)
 {
@@ -168,8 +169,11 @@ static int attach_binary(struct floor_bpf *skel, const char *path,
 		link = bpf_program__attach_usdt(skel->progs.floor_usdt, -1,
 						path, p->provider, p->probe,
 						NULL);
-		if (!link)
-			return -errno;
+		if (!link) {
+			fprintf(stderr, "attach-floor: no %s:%s in %s: %s\n",
+				p->provider, p->probe, path, strerror(errno));
+			continue;
+		}
 		usdt_links[n_usdt++] = link;
 	}
 	return 0;
