@@ -149,15 +149,20 @@ echo "ok: a stopped host is marked down, the others go on, it comes back"
 echo "ok: locktop record --host, and diff"
 
 # Fleet history: each host's series, and its hottest lock.
-# pmproxy loads the archives as they grow: a few seconds behind.
-for i in 0 1 2; do
+# series QUERY: whether pmseries selects a series by QUERY within 20 s:
+# pmproxy loads the archives as they grow, and indexes their labels
+# after, a few seconds behind.
+series() {
+	local try
 	for try in $(seq 40); do
-		n=$(pmseries -p "$rport" \
-			"locktop.lock.wait.time{hostname==\"${names[$i]}\"}" | wc -l)
-		[ "$n" -ge 1 ] && break
+		pmseries -p "$rport" "$1" | grep -q . && return 0
 		sleep 0.5
 	done
-	[ "$n" -ge 1 ] || fail "pmseries has no series of ${names[$i]}: $(tail -n 5 "$tmpdir/proxy/pmproxy.log")"
+	return 1
+}
+for i in 0 1 2; do
+	series "locktop.lock.wait.time{hostname==\"${names[$i]}\"}" ||
+		fail "pmseries has no series of ${names[$i]}: $(tail -n 5 "$tmpdir/proxy/pmproxy.log")"
 done
 # Instances carry their lock's name and kind as labels. (pmlogger asks
 # for a new instance's labels when it first logs it; one the agent has
@@ -165,14 +170,8 @@ done
 id=$(pmseries -p "$rport" 'locktop.lock.wait.time{hostname=="fleet-b"}' | head -n 1)
 pmseries -p "$rport" -l "$id" | grep -q '"lock_kind":"[a-z-]*","lock_name":"' ||
 	fail "pmseries: no lock_name and lock_kind labels: $(pmseries -p "$rport" -l "$id")"
-# The labels' index is written after the series': a few seconds behind.
-for try in $(seq 40); do
-	n=$(pmseries -p "$rport" 'locktop.lock.wait.time{lock_kind=="kernel" || lock_kind=="fcntl" || lock_kind=="futex" || lock_kind=="ofd"}' |
-		wc -l)
-	[ "$n" -ge 1 ] && break
-	sleep 0.5
-done
-[ "$n" -ge 1 ] || fail "pmseries: no series selected by the lock_kind label"
+series 'locktop.lock.wait.time{lock_kind=="kernel" || lock_kind=="fcntl" || lock_kind=="futex" || lock_kind=="ofd"}' ||
+	fail "pmseries: no series selected by the lock_kind label"
 "$locktop" --series "127.0.0.1:$pport" --window 5m -b --json \
 	>"$tmpdir/series.json" 2>"$tmpdir/series.err" ||
 	fail "locktop --series: $(cat "$tmpdir/series.err")"
