@@ -479,6 +479,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->exits.stale_tids);
 	free(c->exits.gone_stacks);
 	free(c->callsites.site_keys);
+	lt_image_memo_free(&c->callsites.memo);
 	free(c->sampler.spin_keys);
 	free(c->stacktab.snap_buf);
 	free(c->parties.party);

@@ -184,11 +184,14 @@ static void forget_processes(struct lt_collector *c)
 			i++;
 		}
 	}
-	/* Their I/O figures; a PID that comes back starts from zero. */
+	/* Their I/O figures and mappings; a PID that comes back starts
+	 * from zero. */
 	for (i = 0; i < n; i++) {
 		struct proc_state key = { .tgid = c->exits.gone[i] };
 		ssize_t k = lt_index_find(&c->proctab.proc_ix, &key,
 					  c->proctab.pstate);
+
+		lt_vma_cache_drop(&c->naming.vmas, (pid_t)c->exits.gone[i]);
 
 		bpf_map_delete_elem(bpf_map__fd(c->obj.fileio->maps.proc_io),
 				    &c->exits.gone[i]);

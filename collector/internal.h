@@ -43,12 +43,17 @@ void lt_proc_comm(int comms_fd, pid_t pid, char *comm);
 /* One line of /proc/PID/maps. */
 struct lt_vma {
 	uint64_t start, end, pgoff;
+	uint64_t ino; /* 0 for anonymous memory */
+	uint32_t dev; /* as the kernel keeps it: major << 20 | minor */
 	char perms[5];
-	char path[256];
+	const char *path; /* "" for anonymous memory; in the line parsed */
 };
 
-/* Parses one maps line; returns 0 on success, -1 when it is not one. */
-int lt_parse_maps_line(const char *line, struct lt_vma *vma);
+/*
+ * Parses one maps line, in place: its path is ended where the line ends
+ * and vma->path points to it. Returns 0, or -1 when it is not one.
+ */
+int lt_parse_maps_line(char *line, struct lt_vma *vma);
 
 /* A person's name for address addr inside vma (NULL vma: not mapped). */
 void lt_name_address(const struct lt_vma *vma, uint64_t addr, char *buf,
@@ -79,6 +84,10 @@ struct lt_vmas {
 	pid_t pid;
 	struct lt_vma *v;
 	size_t n;
+	char *text; /* the maps file, which the paths point into */
+	bool gone; /* its maps could not be read: none */
+	unsigned long long read; /* lt_vma_cache.read when loaded */
+	unsigned long long used; /* ... when last asked for */
 };
 
 int lt_vmas_load(pid_t pid, struct lt_vmas *out);
@@ -93,19 +102,71 @@ const struct lt_vma *lt_vmas_image(const struct lt_vmas *vmas,
 				   const struct lt_vma *v);
 void lt_vmas_free(struct lt_vmas *vmas);
 
-/* The mappings of the processes one read looks at, kept until it ends. */
-#define LT_VMA_CACHE 16
+/*
+ * The mappings of the processes the collector asked about lately, kept
+ * across reads: a process maps its images once, and 32 smbd forked from
+ * one parent would otherwise each have their maps read for every lock,
+ * holder and call site they bring. An entry read during the read now
+ * (read) is fresh; an older one is used where what it says can be
+ * checked (a futex's mapping against what the probe saw at its wait) or
+ * does not change while the process lives (its images' code), and is
+ * read again where it cannot. An ended process's entry goes.
+ */
+#define LT_VMA_CACHE 64
+/* Reads an entry may serve before it is read again in any case. */
+#define LT_VMA_KEEP_READS 60
 struct lt_vma_cache {
 	struct lt_vmas v[LT_VMA_CACHE];
 	size_t n;
+	unsigned long long read; /* the read now, counted from 0 */
+	unsigned long long tick;
 };
 
-/* The mappings of process pid, from /proc (cached until the read ends). */
+/* The mappings of process pid, as last read (read now if never). */
 const struct lt_vmas *lt_vma_cache_get(struct lt_vma_cache *vc, pid_t pid);
-/* The mapping of addr in process pid, from the same. */
+/* The same, read during the read now. */
+const struct lt_vmas *lt_vma_cache_fresh(struct lt_vma_cache *vc, pid_t pid);
+/* The mapping of addr in process pid: as last read, or read now when
+ * that had none there. */
 const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
 				       uint64_t addr);
+/* A read ends: what was read so far is no longer fresh. */
+void lt_vma_cache_next_read(struct lt_vma_cache *vc);
+/* Process pid ended: its entry goes (another may get its PID). */
+void lt_vma_cache_drop(struct lt_vma_cache *vc, pid_t pid);
 void lt_vma_cache_forget(struct lt_vma_cache *vc);
+
+/*
+ * A place in a program's or library's file, the same in every process
+ * that maps it: what a call site or a spin loop is judged by, once for
+ * all of them. tag tells apart judgements of one place.
+ */
+struct lt_image_key {
+	uint64_t ino, off;
+	uint32_t dev, tag;
+};
+
+/* The key of addr in vma, when vma maps a file's code or read-only data
+ * privately; false otherwise (anonymous or writable memory). */
+bool lt_image_key_of(const struct lt_vma *vma, uint64_t addr, uint32_t tag,
+		     struct lt_image_key *k);
+
+/*
+ * Judgements by image place: states of a fixed size, each starting with
+ * its struct lt_image_key. At most LT_IMAGE_MEMO of them are kept.
+ */
+#define LT_IMAGE_MEMO 65536
+struct lt_image_memo {
+	struct lt_index *ix;
+	void *states;
+	size_t n, cap;
+};
+
+/* The state of k (size bytes), zero but for its key when *created; NULL
+ * when the memo is full or memory ran out. */
+void *lt_image_memo_state(struct lt_image_memo *m, size_t size,
+			  const struct lt_image_key *k, bool *created);
+void lt_image_memo_free(struct lt_image_memo *m);
 
 /* An index from keys at the start of fixed-size entries to positions. */
 struct lt_index {

@@ -5,7 +5,9 @@
  * the process's name and the key across runs. The file locks' and the
  * futexes' namers are here; the others are klocks.c's and usdt.c's.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -167,23 +169,53 @@ static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
 static uint64_t object_address(struct lt_collector *c, pid_t pid,
 			       const struct lock_state *s)
 {
-	const struct lt_vmas *v = lt_vma_cache_get(&c->naming.vmas, pid);
-	struct stat st;
+	const struct lt_vmas *v = lt_vma_cache_fresh(&c->naming.vmas, pid);
 	size_t i;
 
-	for (i = 0; v && i < v->n; i++) {
+	for (i = 0; i < v->n; i++) {
 		const struct lt_vma *m = &v->v[i];
 
-		if (m->perms[3] != 's' || m->path[0] != '/' ||
-		    s->key.start < m->pgoff ||
-		    s->key.start - m->pgoff >= m->end - m->start ||
-		    stat(m->path, &st) || st.st_ino != s->key.ino ||
-		    ((uint64_t)major(st.st_dev) << 20 | minor(st.st_dev)) !=
-			    s->key.dev_or_tgid)
+		if (m->perms[3] != 's' || m->ino != s->key.ino ||
+		    m->dev != s->key.dev_or_tgid || s->key.start < m->pgoff ||
+		    s->key.start - m->pgoff >= m->end - m->start)
 			continue;
 		return m->start + s->key.start - m->pgoff;
 	}
 	return 0;
+}
+
+/* Whether vma is still the mapping the probe saw the wait in (w). */
+static bool where_agrees(const struct lt_vma *vma, const struct lt_where *w)
+{
+	if (!vma || !w || vma->start != w->vm_start)
+		return false;
+	if (w->flags & LT_VMA_FILE)
+		return vma->ino == w->ino && vma->dev == w->dev;
+	return !vma->ino;
+}
+
+/*
+ * The mapping of addr in pid: the one last read where it agrees with what
+ * the probe saw at the wait (w), else one read now. Sets *vmas to the
+ * process's mappings it came from.
+ */
+static const struct lt_vma *futex_vma(struct lt_collector *c, pid_t pid,
+				      uint64_t addr, const struct lt_where *w,
+				      const struct lt_vmas **vmas)
+{
+	const struct lt_vma *vma;
+
+	*vmas = lt_vma_cache_get(&c->naming.vmas, pid);
+	vma = lt_vmas_find(*vmas, addr);
+	if (where_agrees(vma, w)) {
+		/* Gone: named from the probe's record, as /proc has none,
+		 * whatever a process's maps read earlier say. */
+		if (kill(pid, 0) && errno == ESRCH)
+			return NULL;
+		return vma;
+	}
+	*vmas = lt_vma_cache_fresh(&c->naming.vmas, pid);
+	return lt_vmas_find(*vmas, addr);
 }
 
 static void name_futex(struct lt_collector *c, struct lt_lock *l,
@@ -202,8 +234,7 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 	else if (s->key.shared && pid > 0 && (at = object_address(c, pid, s)))
 		addr = l->address = at;
 	if (pid > 0) {
-		vmas = lt_vma_cache_get(&c->naming.vmas, pid);
-		vma = lt_vmas_find(vmas, addr);
+		vma = futex_vma(c, pid, addr, w, &vmas);
 		image = vma ? lt_vmas_image(vmas, vma) : NULL;
 	}
 	/* A program's or library's data, .bss too: its symbol, else the

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Names for lock addresses, from /proc/PID/maps. */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,30 +11,54 @@
 #include "internal.h"
 #include "futex.h"
 
-int lt_parse_maps_line(const char *line, struct lt_vma *vma)
+/* A number of base 16 (or 10) ending at `end`, past which *p moves. */
+static bool maps_field(char **p, unsigned int base, char end, uint64_t *out)
 {
-	unsigned long long start, end, pgoff;
-	char perms[5];
-	int pos = 0;
-	size_t n;
-	const char *path;
+	char *s = *p;
+	uint64_t v = 0;
+	unsigned int d;
 
-	if (sscanf(line, "%llx-%llx %4s %llx %*s %*u%n", &start, &end, perms,
-		   &pgoff, &pos) < 4 ||
-	    !pos)
+	for (; *s != end; s++) {
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else
+			return false;
+		v = v * base + d;
+	}
+	if (s == *p)
+		return false;
+	*out = v;
+	*p = s + 1;
+	return true;
+}
+
+/* "start-end perms pgoff major:minor inode   path" */
+int lt_parse_maps_line(char *line, struct lt_vma *vma)
+{
+	uint64_t maj, min;
+	char *p = line;
+
+	if (!maps_field(&p, 16, '-', &vma->start) ||
+	    !maps_field(&p, 16, ' ', &vma->end) || strlen(p) < 5 || p[4] != ' ')
 		return -1;
-	vma->start = start;
-	vma->end = end;
-	vma->pgoff = pgoff;
-	memcpy(vma->perms, perms, sizeof(vma->perms));
-	path = line + pos;
-	while (*path == ' ' || *path == '\t')
-		path++;
-	n = strcspn(path, "\n");
-	if (n >= sizeof(vma->path))
-		n = sizeof(vma->path) - 1;
-	memcpy(vma->path, path, n);
-	vma->path[n] = '\0';
+	memcpy(vma->perms, p, 4);
+	vma->perms[4] = '\0';
+	p += 5;
+	if (!maps_field(&p, 16, ' ', &vma->pgoff) ||
+	    !maps_field(&p, 16, ':', &maj) || !maps_field(&p, 16, ' ', &min))
+		return -1;
+	vma->ino = 0;
+	while (*p >= '0' && *p <= '9')
+		vma->ino = vma->ino * 10 + (uint64_t)(*p++ - '0');
+	if (*p != ' ' && *p != '\n' && *p)
+		return -1;
+	vma->dev = (uint32_t)(maj << 20 | min);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	vma->path = p;
+	p[strcspn(p, "\n")] = '\0';
 	return 0;
 }
 
@@ -130,30 +156,63 @@ static int cmp_vma(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The whole of a /proc file, NUL-ended, in *text (freed by the caller). */
+static int read_whole(const char *path, char **text)
+{
+	size_t n = 0, cap = 0;
+	ssize_t got;
+	char *t = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	do {
+		if (lt_grow((void **)&t, &cap, n + 65536, 1)) {
+			free(t);
+			close(fd);
+			return -ENOMEM;
+		}
+		got = read(fd, t + n, cap - n - 1);
+		if (got > 0)
+			n += (size_t)got;
+	} while (got > 0);
+	close(fd);
+	if (got < 0) {
+		free(t);
+		return -EIO;
+	}
+	t[n] = '\0';
+	*text = t;
+	return 0;
+}
+
 int lt_vmas_load(pid_t pid, struct lt_vmas *out)
 {
-	char path[64], line[512];
+	char path[64], *line, *next;
 	struct lt_vma *v = NULL;
 	size_t n = 0, cap = 0;
-	FILE *f;
+	int err;
 
 	out->pid = pid;
 	out->v = NULL;
 	out->n = 0;
+	out->text = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	err = read_whole(path, &out->text);
+	if (err)
+		return err;
+	for (line = out->text; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
 		if (lt_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
 			free(v);
-			fclose(f);
+			lt_vmas_free(out);
 			return -ENOMEM;
 		}
 		if (!lt_parse_maps_line(line, &v[n]))
 			n++;
 	}
-	fclose(f);
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_vma);
 	out->v = v;
@@ -182,33 +241,84 @@ const struct lt_vma *lt_vmas_find(const struct lt_vmas *vmas, uint64_t addr)
 void lt_vmas_free(struct lt_vmas *vmas)
 {
 	free(vmas->v);
+	free(vmas->text);
 	vmas->v = NULL;
+	vmas->text = NULL;
 	vmas->n = 0;
+}
+
+/* Reads pid's mappings into entry v, which held whatever it held. */
+static void vmas_reload(struct lt_vma_cache *vc, struct lt_vmas *v, pid_t pid)
+{
+	lt_vmas_free(v);
+	/* gone: none, and the probe's facts name it */
+	v->gone = lt_vmas_load(pid, v) != 0;
+	v->read = vc->read;
+}
+
+/* pid's entry, read now if it has none; the least used makes room. */
+static struct lt_vmas *vmas_entry(struct lt_vma_cache *vc, pid_t pid)
+{
+	struct lt_vmas *v, *victim = NULL;
+	size_t i;
+
+	vc->tick++;
+	for (i = 0; i < vc->n; i++) {
+		v = &vc->v[i];
+		if (v->pid == pid) {
+			v->used = vc->tick;
+			if (v->read + LT_VMA_KEEP_READS < vc->read)
+				vmas_reload(vc, v, pid);
+			return v;
+		}
+		if (!victim || v->used < victim->used)
+			victim = v;
+	}
+	v = vc->n < LT_VMA_CACHE ? &vc->v[vc->n++] : victim;
+	memset(v, 0, sizeof(*v));
+	vmas_reload(vc, v, pid);
+	v->used = vc->tick;
+	return v;
 }
 
 const struct lt_vmas *lt_vma_cache_get(struct lt_vma_cache *vc, pid_t pid)
 {
-	struct lt_vmas *v;
-	size_t i;
+	return vmas_entry(vc, pid);
+}
 
-	for (i = 0; i < vc->n; i++)
-		if (vc->v[i].pid == pid)
-			return &vc->v[i];
-	if (vc->n == LT_VMA_CACHE) {
-		lt_vmas_free(&vc->v[0]);
-		memmove(&vc->v[0], &vc->v[1],
-			(LT_VMA_CACHE - 1) * sizeof(vc->v[0]));
-		vc->n--;
-	}
-	v = &vc->v[vc->n++];
-	lt_vmas_load(pid, v); /* gone: none, and the probe's facts name it */
+const struct lt_vmas *lt_vma_cache_fresh(struct lt_vma_cache *vc, pid_t pid)
+{
+	struct lt_vmas *v = vmas_entry(vc, pid);
+
+	if (v->read != vc->read)
+		vmas_reload(vc, v, pid);
 	return v;
 }
 
 const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
 				       uint64_t addr)
 {
-	return lt_vmas_find(lt_vma_cache_get(vc, pid), addr);
+	const struct lt_vma *vma = lt_vmas_find(vmas_entry(vc, pid), addr);
+
+	return vma ? vma : lt_vmas_find(lt_vma_cache_fresh(vc, pid), addr);
+}
+
+void lt_vma_cache_next_read(struct lt_vma_cache *vc)
+{
+	vc->read++;
+}
+
+void lt_vma_cache_drop(struct lt_vma_cache *vc, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < vc->n; i++) {
+		if (vc->v[i].pid != pid)
+			continue;
+		lt_vmas_free(&vc->v[i]);
+		vc->v[i] = vc->v[--vc->n];
+		return;
+	}
 }
 
 void lt_vma_cache_forget(struct lt_vma_cache *vc)
@@ -218,4 +328,50 @@ void lt_vma_cache_forget(struct lt_vma_cache *vc)
 	for (i = 0; i < vc->n; i++)
 		lt_vmas_free(&vc->v[i]);
 	vc->n = 0;
+}
+
+bool lt_image_key_of(const struct lt_vma *vma, uint64_t addr, uint32_t tag,
+		     struct lt_image_key *k)
+{
+	if (!vma || !vma->ino || vma->path[0] != '/' || vma->perms[1] == 'w' ||
+	    vma->perms[3] != 'p' || addr < vma->start || addr >= vma->end)
+		return false;
+	memset(k, 0, sizeof(*k));
+	k->dev = vma->dev;
+	k->ino = vma->ino;
+	k->off = addr - vma->start + vma->pgoff;
+	k->tag = tag;
+	return true;
+}
+
+void *lt_image_memo_state(struct lt_image_memo *m, size_t size,
+			  const struct lt_image_key *k, bool *created)
+{
+	ssize_t i;
+
+	*created = false;
+	if (!m->ix) {
+		m->ix = calloc(1, sizeof(*m->ix));
+		if (!m->ix || lt_index_init(m->ix, sizeof(*k), size)) {
+			free(m->ix);
+			m->ix = NULL;
+			return NULL;
+		}
+	}
+	i = lt_index_find(m->ix, k, m->states);
+	if (i < 0 && m->n >= LT_IMAGE_MEMO)
+		return NULL;
+	if (i < 0)
+		i = lt_index_state(m->ix, &m->states, &m->n, &m->cap, size, k,
+				   sizeof(*k), created);
+	return i < 0 ? NULL : (char *)m->states + (size_t)i * size;
+}
+
+void lt_image_memo_free(struct lt_image_memo *m)
+{
+	if (m->ix)
+		lt_index_free(m->ix);
+	free(m->ix);
+	free(m->states);
+	memset(m, 0, sizeof(*m));
 }

@@ -42,44 +42,37 @@ static ssize_t proc_of(struct lt_collector *c, pid_t pid)
 	return i;
 }
 
+/* Whether vmas map the file or shmem object (dev, ino). */
+static bool vmas_map(const struct lt_vmas *v, uint64_t dev, uint64_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (v->v[i].ino == ino && v->v[i].dev == dev)
+			return true;
+	return false;
+}
+
 /*
- * Whether pid maps the file or shmem object (dev, ino). A process gone,
- * whose maps cannot be read, is taken at the probe's word, and so is
- * one that has let go of its memory while it ends (a zombie's maps are
- * empty); a kernel thread maps nothing.
+ * Whether pid maps the file or shmem object (dev, ino): as its maps were
+ * last read, or read now where those did not. A process gone, whose maps
+ * cannot be read, is taken at the probe's word, and so is one that has
+ * let go of its memory while it ends (a zombie's maps are empty); a
+ * kernel thread maps nothing.
  */
 static bool maps_object(struct lt_collector *c, pid_t pid, uint64_t dev,
 			uint64_t ino)
 {
-	struct mapper *m =
-		&c->parties.mappers[(pid * 31 + ino * 17 + dev) % MAPPERS];
-	unsigned int maj, min;
-	unsigned long inode;
-	char path[64], line[512];
-	bool any = false;
-	FILE *f;
+	const struct lt_vmas *v = lt_vma_cache_get(&c->naming.vmas, pid);
 
-	if (m->pid == pid && m->dev == dev && m->ino == ino)
-		return m->maps;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!v->gone && vmas_map(v, dev, ino))
 		return true;
-	m->pid = pid;
-	m->dev = dev;
-	m->ino = ino;
-	m->maps = false;
-	while (!m->maps && fgets(line, sizeof(line), f)) {
-		any = true;
-		m->maps = sscanf(line, "%*x-%*x %*s %*x %x:%x %lu", &maj, &min,
-				 &inode) == 3 &&
-			  inode == ino && maj == dev >> 20 &&
-			  min == (dev & 0xfffff);
-	}
-	fclose(f);
-	if (!any)
-		m->maps = !lt_proc_is_kthread(pid);
-	return m->maps;
+	v = lt_vma_cache_fresh(&c->naming.vmas, pid);
+	if (v->gone)
+		return true;
+	if (!v->n)
+		return !lt_proc_is_kthread(pid);
+	return vmas_map(v, dev, ino);
 }
 
 /* Whether pid can hold the lock: see parties_may_hold(). */

@@ -218,7 +218,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	clear_deltas(c);
 	err = read_maps(c);
 	if (err) {
-		lt_vma_cache_forget(&c->naming.vmas);
+		lt_vma_cache_next_read(&c->naming.vmas);
 		return err;
 	}
 	clear_quiet(c);
@@ -230,7 +230,7 @@ int lt_collector_read(struct lt_collector *c, const struct lt_snapshot **snap)
 	reclaim_slots(c);
 	reclaim_publish(c);
 	retire_rows(c);
-	lt_vma_cache_forget(&c->naming.vmas);
+	lt_vma_cache_next_read(&c->naming.vmas);
 	lt_symbolizer_prune(c->naming.syms);
 	count_drops(c);
 	cost_read(c);

@@ -39,7 +39,8 @@ static bool name_has(const char *name, const char *const *parts, size_t n,
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The verdict on the function at ip in pid; see enum lt_site_verdict. */
-static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
+static struct lt_site judge_function(struct lt_collector *c, pid_t pid,
+				     uint64_t ip, bool *found)
 {
 	/* No verdict: the wait is a lock's, as one no symbol names. */
 	struct lt_site v = { .verdict = LT_SITE_VALUE };
@@ -48,8 +49,9 @@ static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
 	int64_t ra_off;
 
 	/* ip follows the syscall or call instruction: look inside it. */
-	if (!ip || !lt_function_at(c->naming.syms, pid, ip - 1, buf,
-				   sizeof(buf), &ra_off))
+	*found = ip && lt_function_at(c->naming.syms, pid, ip - 1, buf,
+				      sizeof(buf), &ra_off);
+	if (!*found)
 		return v;
 	name = buf;
 	while (*name == '_')
@@ -63,6 +65,41 @@ static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
 		v.verdict = LT_SITE_LOCK;
 	} else if (name_has(name, event_fns, N_OF(event_fns), false)) {
 		v.verdict = LT_SITE_EVENT;
+	}
+	return v;
+}
+
+struct site_memo {
+	struct lt_image_key k;
+	struct lt_site v;
+	bool found; /* v is its function's verdict: a symbol was found */
+};
+
+/*
+ * The verdict on site ip in pid: judged once for its place in its image,
+ * which every process that maps the image shares (a server's forked
+ * workers meet the same sites).
+ */
+static struct lt_site judge_site(struct lt_collector *c, pid_t pid, uint64_t ip)
+{
+	const struct lt_vma *vma;
+	struct lt_image_key k;
+	struct site_memo *m = NULL;
+	struct lt_site v;
+	bool created, found;
+
+	vma = ip ? lt_vma_cache_find(&c->naming.vmas, pid, ip - 1) : NULL;
+	if (lt_image_key_of(vma, ip - 1, 0, &k))
+		m = lt_image_memo_state(&c->callsites.memo, sizeof(*m), &k,
+					&created);
+	if (m && m->found)
+		return m->v;
+	/* No symbol (yet: the process may have ended first) is no verdict
+	 * to give every process. */
+	v = judge_function(c, pid, ip, &found);
+	if (m && found) {
+		m->v = v;
+		m->found = true;
 	}
 	return v;
 }

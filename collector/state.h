@@ -160,15 +160,6 @@ struct idle_entry {
 	bool named; /* its name is still in the kernel's map */
 };
 
-/* Whether a process maps a file or shmem object, as /proc said. */
-struct mapper {
-	pid_t pid;
-	bool maps;
-	uint64_t dev, ino;
-};
-
-#define MAPPERS 256 /* (process, object) verdicts kept, by hash */
-
 /*
  * The collector is one object made of one part per concern, each owned
  * by the file named with it: the others read a part, and change it only
@@ -271,7 +262,6 @@ struct party_table {
 	struct party_state *party; /* what the parties map said last */
 	size_t n_party, cap_party;
 	struct lt_index party_ix;
-	struct mapper mappers[MAPPERS]; /* parties_may_hold()'s, by hash */
 	struct side_state *side; /* holders and waiters per lock */
 	size_t n_side, cap_side;
 	struct lt_index side_ix;
@@ -282,6 +272,7 @@ struct party_table {
 struct call_sites {
 	struct lt_site_key *site_keys;
 	size_t n_sites, cap_sites;
+	struct lt_image_memo memo; /* verdicts by place in their image */
 };
 
 /* locksites.c: lock sites with two members or more, their rows as the
@@ -364,7 +355,7 @@ struct stack_table {
 
 /* names.c: what naming needs, each part loaded once it is needed. */
 struct naming_state {
-	struct lt_vma_cache vmas; /* /proc/PID/maps, for this read */
+	struct lt_vma_cache vmas; /* /proc/PID/maps, lately read */
 	struct lt_symbolizer *syms;
 	struct lt_layouts *layouts; /* file heads, for known lock layouts */
 	struct usdt_state *usdt; /* servers' probes, once one is seen */

@@ -17,40 +17,52 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "collector.h"
+#include <sys/mman.h>
 #include "internal.h"
 #include "providers.h"
 #include "futex.h"
 
 static void test_parse_file_mapping(void **state)
 {
+	char line[] = "7f1c2a000000-7f1c2a022000 r--p 00001000 fe:01 1234   "
+		      "/usr/lib/x86_64-linux-gnu/libc.so.6\n";
 	struct lt_vma v;
 
 	(void)state;
-	assert_int_equal(
-		lt_parse_maps_line("7f1c2a000000-7f1c2a022000 r--p "
-				   "00001000 fe:01 1234   "
-				   "/usr/lib/x86_64-linux-gnu/libc.so.6\n",
-				   &v),
-		0);
+	assert_int_equal(lt_parse_maps_line(line, &v), 0);
 	assert_true(v.start == 0x7f1c2a000000ULL);
 	assert_true(v.end == 0x7f1c2a022000ULL);
 	assert_true(v.pgoff == 0x1000);
+	/* The device as the kernel keeps it, as the probes see it. */
+	assert_int_equal(v.dev, 0xfe << 20 | 1);
+	assert_int_equal(v.ino, 1234);
 	assert_string_equal(v.perms, "r--p");
 	assert_string_equal(v.path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
 }
 
 static void test_parse_anon_and_garbage(void **state)
 {
+	char anon[] = "7ffd1000-7ffd2000 rw-p 00000000 00:00 0 \n";
+	char bare[] = "7ffd1000-7ffd2000 rw-p 00000000 00:00 0";
+	char garbage[] = "not a maps line\n", empty[] = "";
+	char cut[] = "7ffd1000-7ffd2000 rw-p 00000000 00:";
+	char deleted[] = "10000-11000 rw-s 00002000 00:01 77 /dev/zero "
+			 "(deleted)\n";
 	struct lt_vma v;
 
 	(void)state;
-	assert_int_equal(lt_parse_maps_line("7ffd1000-7ffd2000 rw-p 00000000 "
-					    "00:00 0 \n",
-					    &v),
-			 0);
+	assert_int_equal(lt_parse_maps_line(anon, &v), 0);
 	assert_string_equal(v.path, "");
-	assert_int_equal(lt_parse_maps_line("not a maps line\n", &v), -1);
-	assert_int_equal(lt_parse_maps_line("", &v), -1);
+	assert_int_equal(v.ino, 0);
+	assert_int_equal(lt_parse_maps_line(bare, &v), 0);
+	assert_string_equal(v.path, "");
+	assert_int_equal(lt_parse_maps_line(deleted, &v), 0);
+	assert_string_equal(v.path, "/dev/zero (deleted)");
+	assert_int_equal(v.ino, 77);
+	assert_int_equal(v.dev, 1);
+	assert_int_equal(lt_parse_maps_line(garbage, &v), -1);
+	assert_int_equal(lt_parse_maps_line(empty, &v), -1);
+	assert_int_equal(lt_parse_maps_line(cut, &v), -1);
 }
 
 static void test_names(void **state)
@@ -61,23 +73,23 @@ static void test_names(void **state)
 	(void)state;
 	/* A private image: its base name and the offset in the file. */
 	strcpy(v.perms, "rw-p");
-	strcpy(v.path, "/usr/lib/libc.so.6");
+	v.path = "/usr/lib/libc.so.6";
 	lt_name_address(&v, 0x1040, buf, sizeof(buf));
 	assert_string_equal(buf, "libc.so.6+0x2040");
 
 	/* A shared data file keeps its path; a deleted one loses the tag. */
 	strcpy(v.perms, "rw-s");
-	strcpy(v.path, "/tmp/table.db (deleted)");
+	v.path = "/tmp/table.db (deleted)";
 	lt_name_address(&v, 0x1010, buf, sizeof(buf));
 	assert_string_equal(buf, "/tmp/table.db+0x2010");
 
-	strcpy(v.path, "[heap]");
+	v.path = "[heap]";
 	lt_name_address(&v, 0x1ff0, buf, sizeof(buf));
 	assert_string_equal(buf, "[heap]+0xff0");
 
 	/* Anonymous memory: the mapping's start and the offset in it; a
 	 * bare address only where no mapping covers it. */
-	v.path[0] = '\0';
+	v.path = "";
 	lt_name_address(&v, 0x1ff0, buf, sizeof(buf));
 	assert_string_equal(buf, "[anon@0x1000]+0xff0");
 	lt_name_address(NULL, 0xabc, buf, sizeof(buf));
@@ -115,7 +127,7 @@ static void test_label_fit(void **state)
 static void test_name_where(void **state)
 {
 	struct lt_where w = { .vm_start = 0x1000 };
-	struct lt_vma v = { .start = 0x1000, .end = 0x3000 };
+	struct lt_vma v = { .start = 0x1000, .end = 0x3000, .path = "" };
 	char live[LT_NAME_LEN], gone[LT_NAME_LEN];
 
 	(void)state;
@@ -124,7 +136,7 @@ static void test_name_where(void **state)
 	lt_name_address(&v, 0x1ff0, live, sizeof(live));
 	assert_string_equal(gone, live);
 	w.flags = LT_VMA_HEAP;
-	strcpy(v.path, "[heap]");
+	v.path = "[heap]";
 	assert_true(lt_name_where(&w, 0x1ff0, gone, sizeof(gone)));
 	lt_name_address(&v, 0x1ff0, live, sizeof(live));
 	assert_string_equal(gone, "[heap]+0xff0");
@@ -167,6 +179,91 @@ static void test_vmas_of_self(void **state)
 	assert_non_null(strstr(v->path, "unit-collector"));
 	lt_vmas_free(&vm);
 	assert_int_equal(lt_vmas_load(-5, &vm), -ENOENT);
+}
+
+/*
+ * The cache keeps a process's maps across reads, reads them again where
+ * what it kept has no mapping for an address, and once per read at most;
+ * an ended process's entry goes.
+ */
+static void test_vma_cache(void **state)
+{
+	static struct lt_vma_cache vc;
+	const struct lt_vmas *first, *again;
+	const struct lt_vma *v;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned long long loaded;
+	void *late;
+
+	(void)state;
+	first = lt_vma_cache_get(&vc, getpid());
+	assert_false(first->gone);
+	loaded = first->read;
+	lt_vma_cache_next_read(&vc);
+	/* An earlier read's entry serves what it has. */
+	again = lt_vma_cache_get(&vc, getpid());
+	assert_ptr_equal(again, first);
+	assert_true(again->read == loaded);
+	/* A mapping made since: found by reading again, now. */
+	late = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(late != MAP_FAILED);
+	assert_null(lt_vmas_find(again, (uint64_t)(uintptr_t)late));
+	v = lt_vma_cache_find(&vc, getpid(), (uint64_t)(uintptr_t)late);
+	assert_non_null(v);
+	assert_true(lt_vma_cache_get(&vc, getpid())->read == vc.read);
+	/* Fresh within the read: not read a third time. */
+	assert_ptr_equal(lt_vma_cache_fresh(&vc, getpid())->v, again->v);
+	munmap(late, page);
+	/* A process that cannot be read is gone, with no mappings. */
+	assert_true(lt_vma_cache_get(&vc, -5)->gone);
+	assert_int_equal(vc.n, 2);
+	lt_vma_cache_drop(&vc, -5);
+	assert_int_equal(vc.n, 1);
+	lt_vma_cache_forget(&vc);
+	assert_int_equal(vc.n, 0);
+}
+
+/* A place in an image keys judgements shared by every process mapping
+ * it; writable or anonymous memory keys none. */
+static void test_image_memo(void **state)
+{
+	struct lt_vma code = { .start = 0x1000,
+			       .end = 0x3000,
+			       .pgoff = 0x4000,
+			       .ino = 9,
+			       .dev = 3,
+			       .path = "/lib/x.so" };
+	struct lt_vma heap = { .start = 0x1000, .end = 0x3000, .path = "" };
+	struct {
+		struct lt_image_key k;
+		int v;
+	} * st, *st2;
+	struct lt_image_memo m = { 0 };
+	struct lt_image_key k, k2;
+	bool created;
+
+	(void)state;
+	strcpy(code.perms, "r-xp");
+	strcpy(heap.perms, "rw-p");
+	assert_true(lt_image_key_of(&code, 0x1010, 0, &k));
+	assert_true(k.off == 0x4010 && k.ino == 9 && k.dev == 3);
+	assert_false(lt_image_key_of(&heap, 0x1010, 0, &k2));
+	assert_false(lt_image_key_of(&code, 0x3000, 0, &k2));
+	strcpy(code.perms, "rw-p");
+	assert_false(lt_image_key_of(&code, 0x1010, 0, &k2));
+	st = lt_image_memo_state(&m, sizeof(*st), &k, &created);
+	assert_non_null(st);
+	assert_true(created);
+	st->v = 7;
+	/* The same place mapped elsewhere in another process. */
+	strcpy(code.perms, "r-xp");
+	code.start = 0x7000;
+	code.end = 0x9000;
+	assert_true(lt_image_key_of(&code, 0x7010, 0, &k2));
+	st2 = lt_image_memo_state(&m, sizeof(*st2), &k2, &created);
+	assert_false(created);
+	assert_int_equal(st2->v, 7);
+	lt_image_memo_free(&m);
 }
 
 static void test_format_ns(void **state)
@@ -725,6 +822,8 @@ int main(void)
 		cmocka_unit_test(test_label_fit),
 		cmocka_unit_test(test_vma_find),
 		cmocka_unit_test(test_vmas_of_self),
+		cmocka_unit_test(test_vma_cache),
+		cmocka_unit_test(test_image_memo),
 		cmocka_unit_test(test_format_ns),
 		cmocka_unit_test(test_ksyms),
 		cmocka_unit_test(test_ksyms_map),
