@@ -83,6 +83,22 @@ void exits_take(struct lt_collector *c)
 		   tids_order);
 }
 
+/*
+ * The processes that exec'd since the last look: the maps and modules
+ * kept of them are another program's, and go before any call site or
+ * lock of the new one is judged by them.
+ */
+void exits_execs(struct lt_collector *c)
+{
+	int qfd = bpf_map__fd(c->obj.futex->maps.execed);
+	__u32 tgid;
+
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &tgid)) {
+		lt_vma_cache_drop(&c->naming.vmas, (pid_t)tgid);
+		lt_symbolizer_forget(c->naming.syms, (pid_t)tgid);
+	}
+}
+
 /* A TID whose process ended before this read, or whose thread ended
  * before the read before. */
 static bool tid_gone(const struct lt_collector *c, const struct tid_entry *t)

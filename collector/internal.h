@@ -227,6 +227,8 @@ struct lt_symbolizer;
 struct lt_symbolizer *lt_symbolizer_new(void);
 void lt_symbolizer_free(struct lt_symbolizer *s);
 void lt_symbolizer_prune(struct lt_symbolizer *s);
+/* Process pid is another program now (an exec): its modules go. */
+void lt_symbolizer_forget(struct lt_symbolizer *s, pid_t pid);
 int lt_unwind(struct lt_symbolizer *s, pid_t pid, const uint64_t *regs,
 	      const void *stack, size_t len, uint64_t *pcs, int max);
 bool lt_function_at(struct lt_symbolizer *s, pid_t pid, uint64_t addr,

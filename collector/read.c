@@ -252,6 +252,7 @@ void lt_collector_housekeep(struct lt_collector *c)
 {
 	cost_window_close(c);
 	cost_window_retry(c);
+	exits_execs(c);
 	sites_judge(c);
 	spin_judge(c);
 	spin_pace(c);

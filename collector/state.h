@@ -493,6 +493,7 @@ bool exits_private_gone(const struct lt_collector *c,
 			const struct lt_lock_key *k);
 void exits_take(struct lt_collector *c);
 void exits_forget(struct lt_collector *c);
+void exits_execs(struct lt_collector *c);
 
 /* reclaim.c: slots given back. */
 int reclaim_fill_slots(struct lt_collector *c);

@@ -103,6 +103,20 @@ void lt_symbolizer_prune(struct lt_symbolizer *s)
 	}
 }
 
+void lt_symbolizer_forget(struct lt_symbolizer *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; s && i < PROC_CACHE; i++) {
+		struct proc_dwfl *p = &s->procs[i];
+
+		if (p->dwfl && p->pid == pid) {
+			dwfl_end(p->dwfl);
+			p->dwfl = NULL;
+		}
+	}
+}
+
 static Dwfl *dwfl_of(struct lt_symbolizer *s, pid_t pid)
 {
 	struct proc_dwfl *p, *victim = &s->procs[0];

@@ -720,10 +720,19 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 /* Processes whose remembered name an exec changed; see lt_exec. */
 __u64 renamed;
 
+/* Processes that exec'd since the collector last looked: what it kept of
+ * their maps and images is another program's now. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, LT_MAX_EXITED);
+	__type(value, __u32);
+} execed SEC(".maps");
+
 /*
  * A process is named by what the probes remembered of it (comms). One
  * seen before it exec'd (a shell that becomes the traced program) takes
  * its new name, and the collector, seeing renamed move, reads them anew.
+ * Every exec of a traced process is queued (execed).
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec, struct task_struct *task)
@@ -737,6 +746,9 @@ int BPF_PROG(lt_exec, struct task_struct *task)
 		if (!tgid)
 			return 0;
 	}
+	if (!wanted(tgid))
+		return 0;
+	bpf_map_push_elem(&execed, &tgid, BPF_EXIST);
 	if (!bpf_map_lookup_elem(&comms, &tgid))
 		return 0;
 	bpf_get_current_comm(comm, sizeof(comm));
