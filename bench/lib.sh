@@ -45,6 +45,9 @@ start_tracer() {
 	tracer_floor=
 	case $1 in
 	locktop) "$locktop" -b -d 1 -o /dev/null & ;;
+	# Another build's locktop (before_locktop), its defaults: a change
+	# judged against what it replaced, in the same rounds.
+	before) "$before_locktop" -b -d 1 -o /dev/null & ;;
 	lt-user) "$locktop" -b -d 1 -o /dev/null --no-kernel-locks \
 		--spin-hz 0 & ;;
 	lt-kfloor)
@@ -61,7 +64,7 @@ start_tracer() {
 	esac
 	tracer=$!
 	case $1 in
-	locktop | lt-user | lt-kfloor) re='^lt_pwritev2_x$' ;; # its last object, attached last
+	locktop | lt-user | lt-kfloor | before) re='^lt_pwritev2_x$' ;; # its last object, attached last
 	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
 	*) re='^floor_exit$' ;;
 	esac

@@ -19,6 +19,8 @@
 #   clock     the same programs each reading the kernel clock once
 #   none      no tracer: untraced again, against untraced. Its ratio is
 #             1 but for the machine's own noise, which its interval shows
+#   before    with --before BUILD: that build's locktop, its defaults, so
+#             that a change is judged against what it replaced
 #
 # A round runs every server's load under each tracer, in an order
 # shuffled per round, and untraced first, after every second tracer and
@@ -59,7 +61,8 @@ each ratio is narrow enough.
   --servers LIST     comma-separated, from smb-mutex,smb-fcntl,pg,mariadb,slapd
                      (default: all)
   --tracers LIST     comma-separated, from locktop,lt-user,pcp,bt-waits,floor,
-                     clock,none (none: untraced again, the noise's control)
+                     clock,none,before (none: untraced again, the noise's
+                     control; before: see --before)
                      (default: all; pcp only where pmcd runs)
   --rounds-max N     stop a server after N rounds (default 20)
   --rounds-min N     at least N rounds (default 3)
@@ -71,6 +74,7 @@ each ratio is narrow enough.
                      (default 12; 0 keeps every load)
   --budget MIN       start no round that would end after MIN minutes
                      (default 18)
+  --before BUILD     add the tracer before: BUILD's locktop, its defaults
   --no-stats         skip the BPF statistics phase
   --perf             in that phase, also sample every CPU with perf and
                      print the share of the samples in BPF programs, the
@@ -87,7 +91,7 @@ build=build
 servers="smb-mutex smb-fcntl pg mariadb slapd"
 tracers="locktop lt-user pcp bt-waits floor clock none"
 rounds_max=20 rounds_min=3 secs=3 ci_goal=2 budget=18 stats=1 perf=0 verbose=0
-fast=12
+fast=12 before=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--servers) servers=${2//,/ }; shift ;;
@@ -98,6 +102,7 @@ while [ $# -gt 0 ]; do
 	--ci) ci_goal=$2; shift ;;
 	--fast) fast=$2; shift ;;
 	--budget) budget=$2; shift ;;
+	--before) before=$2; shift ;;
 	--no-stats) stats=0 ;;
 	--perf) perf=1 ;;
 	--verbose) verbose=1 ;;
@@ -122,6 +127,14 @@ locktop=$(realpath "$build/tui/locktop")
 floor=$(realpath "$build/bench/attach-floor")
 require_bpf
 [ -x "$locktop" ] && [ -x "$floor" ] || skip "no locktop in $build"
+if [ -n "$before" ]; then
+	[ -x "$before/tui/locktop" ] || {
+		echo "servers.sh: no locktop in --before $before" >&2
+		exit 2
+	}
+	before_locktop=$(realpath "$before/tui/locktop")
+	[[ " $tracers " == *" before "* ]] || tracers="$tracers before"
+fi
 for s in $servers; do
 	case $s in
 	smb-mutex | smb-fcntl) . "$top/tests/smblib.sh"; smb_require ;;
@@ -134,6 +147,7 @@ done
 for t in $tracers; do
 	case $t in
 	locktop | lt-user | floor | clock | pcp | none) ;;
+	before) [ -n "$before" ] || fail "the tracer before needs --before BUILD" ;;
 	bt-waits) command -v bpftrace >/dev/null || skip "no bpftrace" ;;
 	*) fail "no tracer $t" ;;
 	esac
