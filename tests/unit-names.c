@@ -183,8 +183,8 @@ static void test_image_of(void **state)
 		  .end = 0x3000,
 		  .perms = "rw-p",
 		  .path = "/usr/bin/prog" },
-		{ .start = 0x3000, .end = 0x9000, .perms = "rw-p" },
-		{ .start = 0xa000, .end = 0xb000, .perms = "rw-p" },
+		{ .start = 0x3000, .end = 0x9000, .perms = "rw-p", .path = "" },
+		{ .start = 0xa000, .end = 0xb000, .perms = "rw-p", .path = "" },
 	};
 	struct lt_vmas vm = { .pid = 1, .v = v, .n = 4 };
 
