@@ -274,7 +274,12 @@ static struct lt_vmas *vmas_entry(struct lt_vma_cache *vc, pid_t pid)
 		if (!victim || v->used < victim->used)
 			victim = v;
 	}
-	v = vc->n < LT_VMA_CACHE ? &vc->v[vc->n++] : victim;
+	if (vc->n < LT_VMA_CACHE) {
+		v = &vc->v[vc->n++];
+	} else {
+		v = victim;
+		lt_vmas_free(v);
+	}
 	memset(v, 0, sizeof(*v));
 	vmas_reload(vc, v, pid);
 	v->used = vc->tick;

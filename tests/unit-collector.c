@@ -223,6 +223,28 @@ static void test_vma_cache(void **state)
 	assert_int_equal(vc.n, 0);
 }
 
+/* A full cache makes room with the entry least used, this process's
+ * maps too (LeakSanitizer sees what it held). */
+static void test_vma_cache_full(void **state)
+{
+	static struct lt_vma_cache vc;
+	size_t i;
+	pid_t p;
+
+	(void)state;
+	assert_false(lt_vma_cache_get(&vc, getpid())->gone);
+	for (p = -1; p >= -(pid_t)LT_VMA_CACHE; p--)
+		assert_true(lt_vma_cache_get(&vc, p)->gone);
+	assert_int_equal(vc.n, LT_VMA_CACHE);
+	for (i = 0; i < vc.n; i++)
+		assert_true(vc.v[i].pid != getpid());
+	/* -1 is the least used now, and goes for this process again. */
+	assert_false(lt_vma_cache_get(&vc, getpid())->gone);
+	for (i = 0; i < vc.n; i++)
+		assert_true(vc.v[i].pid != -1);
+	lt_vma_cache_forget(&vc);
+}
+
 /* A place in an image keys judgements shared by every process mapping
  * it; writable or anonymous memory keys none. */
 static void test_image_memo(void **state)
@@ -823,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_vma_find),
 		cmocka_unit_test(test_vmas_of_self),
 		cmocka_unit_test(test_vma_cache),
+		cmocka_unit_test(test_vma_cache_full),
 		cmocka_unit_test(test_image_memo),
 		cmocka_unit_test(test_format_ns),
 		cmocka_unit_test(test_ksyms),
