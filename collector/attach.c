@@ -481,6 +481,7 @@ void lt_collector_close(struct lt_collector *c)
 	free(c->callsites.site_keys);
 	lt_image_memo_free(&c->callsites.memo);
 	free(c->sampler.spin_keys);
+	lt_image_memo_free(&c->sampler.memo);
 	free(c->stacktab.snap_buf);
 	free(c->parties.party);
 	free(c->parties.side);

@@ -229,31 +229,53 @@ static bool is_relax(void *arg, uint64_t addr)
 	       lt_spin_relax_code(b, sizeof(b));
 }
 
-/* The verdict on site k, from its process's code and where it lies. */
+/* A place in an image judged to hold no spin loop, for every process. */
+struct spin_memo {
+	struct lt_image_key k;
+	bool none;
+};
+
+/*
+ * The verdict on site k, from its process's code and where it lies. Most
+ * sites the sampler meets are no spin loop, and a server's processes
+ * meet the same ones: a place in an image found to hold none is not read
+ * again in another process (a loop's verdict holds its addresses, and is
+ * made in each).
+ */
 static struct lt_spin_site judge(struct lt_collector *c,
 				 const struct lt_spin_key *k)
 {
+	static const struct lt_spin_site none = { .verdict = LT_SPIN_NONE };
 	uint8_t buf[CODE_BEFORE + CODE_AFTER];
 	struct lt_spin_code code = { .b = buf, .is_relax = is_relax };
 	const struct lt_vma *vma;
+	struct spin_memo *m = NULL;
+	struct lt_image_key ik;
 	struct lt_spin_site v;
 	char path[64];
+	bool created;
 	int fd;
 
+	vma = lt_vma_cache_find(&c->naming.vmas, (pid_t)k->tgid, k->ip);
+	if (lt_image_key_of(vma, k->ip, 1 + k->pad, &ik))
+		m = lt_image_memo_state(&c->sampler.memo, sizeof(*m), &ik,
+					&created);
+	if (m && m->none)
+		return none;
 	snprintf(path, sizeof(path), "/proc/%u/mem", k->tgid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return (struct lt_spin_site){ .verdict = LT_SPIN_NONE };
+		return none;
 	code.arg = &fd;
 	code.n = read_code(fd, k->ip, buf, &code.base);
 	v = lt_spin_judge(&code, k->ip, k->pad == 1);
 	close(fd);
-	/* Only a spin loop's image is looked up: few sites are. */
-	if (v.verdict != LT_SPIN_NONE) {
-		vma = lt_vma_cache_find(&c->naming.vmas, (pid_t)k->tgid, k->ip);
-		if (vma && !lt_spin_image_may_lock(vma->path))
-			v = (struct lt_spin_site){ .verdict = LT_SPIN_NONE };
-	}
+	if (v.verdict != LT_SPIN_NONE && vma &&
+	    !lt_spin_image_may_lock(vma->path))
+		v = none;
+	/* Only what was read whole is a verdict for every process. */
+	if (m && v.verdict == LT_SPIN_NONE && code.n == sizeof(buf))
+		m->none = true;
 	return v;
 }
 

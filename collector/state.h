@@ -208,6 +208,7 @@ struct spin_sampler {
 	uint64_t sampler_ns_read; /* ... as of the last read */
 	struct lt_spin_key *spin_keys; /* the sites judged, to forget */
 	size_t n_spin_keys, cap_spin_keys;
+	struct lt_image_memo memo; /* image places with no spin loop */
 	size_t *spinning; /* locks with threads spinning now */
 	size_t n_spinning, cap_spinning;
 };
