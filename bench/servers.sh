@@ -34,8 +34,8 @@
 # the server keeps (1 is free; for CPU, untraced over traced).
 # A virtual machine's host has fast phases, seconds to minutes long, in
 # which every server's CPU per operation falls by 20-35% at once: a load
-# whose CPU per operation is over --fast percent under the median of its
-# server's untraced loads ran in one, and is left out of the ratios,
+# whose CPU per operation is over --fast percent under the upper quartile
+# of its server's untraced loads ran in one, and is left out of the ratios,
 # traced or not (a tracer only adds to it); the table counts them.
 # A server runs more rounds until, for every tracer, the 95% confidence
 # interval of the mean of either ratio is within --ci percent, or the
@@ -70,7 +70,8 @@ each ratio is narrow enough.
   --ci PCT           stop a server once every ratio's interval is +-PCT%
                      (default 2)
   --fast PCT         leave out loads whose CPU per operation is over PCT%
-                     under the median untraced one: the host ran fast
+                     under the untraced ones' upper quartile: the host ran
+                     fast
                      (default 12; 0 keeps every load)
   --budget MIN       start no round that would end after MIN minutes
                      (default 18)
@@ -347,11 +348,16 @@ ci() {
 }
 
 # fast_us SERVER: the CPU per operation under which a load of SERVER
-# ran in a fast phase of the host: --fast percent below the median of
-# its untraced loads (0: none is).
+# ran in a fast phase of the host: --fast percent below the upper
+# quartile of its untraced loads (0: none is). The upper quartile, not
+# the median: where the host ran fast more often than not, the median
+# load is a fast one, and a quarter of the loads at the usual speed is
+# still there to measure from.
 fast_us() {
-	cut -d' ' -f4 "$tmpdir/r.$1.untraced" | median |
-		awk -v p="$fast" '{ print (p > 0 ? $1 * (1 - p / 100) : 0) }'
+	cut -d' ' -f4 "$tmpdir/r.$1.untraced" | sort -g |
+		awk -v p="$fast" '{ a[NR] = $1 } END {
+			q = a[int((3 * NR + 3) / 4)]
+			print (p > 0 ? q * (1 - p / 100) : 0) }'
 }
 
 # ratios SERVER TRACER FIELD: each traced figure against the untraced
