@@ -309,10 +309,13 @@ struct lt_inflight {
 };
 
 #define LT_IDENT_CACHE 4
+#define LT_SITE_CACHE 2
 
-/* A futex word's identity as one thread last saw it. */
+/*
+ * A futex word's identity as one thread last saw it; its address is
+ * lt_thread.ident_uaddr[] at the same index.
+ */
 struct lt_ident {
-	__u64 uaddr;
 	struct lt_lock_key key; /* kind: its latest, where wakes look first */
 	__s32 slot; /* of key as it is, or LT_NO_SLOT when not known */
 	/* This process's waiter and holder parties of key as it is. */
@@ -322,6 +325,20 @@ struct lt_ident {
 	/* The lock's mapping could not be read when its slot was made
 	 * (remember_where()): read again at this thread's waits' ends. */
 	__u32 where_unread;
+};
+
+/*
+ * The verdict on a call site of one of the thread's plain futex waits,
+ * once the collector gave one, so the next wait from there looks
+ * nothing up.
+ */
+struct lt_site_memo {
+	__u64 ip;
+	__u64 ra; /* with a shared helper: the caller judged */
+	__s32 ra_off; /* where that return address is, from sp */
+	__u32 helper; /* the site is a shared helper */
+	__u32 verdict; /* enum lt_site_verdict; 0: none kept */
+	__u32 pad;
 };
 
 #define LT_FILE_CACHE 4
@@ -352,6 +369,18 @@ struct lt_thread {
 	 * the futex probe counts none of the thread's futex waits, which
 	 * are that same wait on the server's semaphore. */
 	struct lt_inflight wait;
+	/*
+	 * futex: what every wait and wake reads, after the wait and in as
+	 * few cache lines as can be: a thread's state is cold when its
+	 * next call comes. The addresses of the identities in ident[] are
+	 * side by side, so that looking for a word reads one line.
+	 */
+	__u64 ident_uaddr[LT_IDENT_CACHE]; /* 0: that entry is free */
+	__u64 episode; /* address waited on since the last wake */
+	__u32 ident_next; /* the cache slot to replace next */
+	__u32 site_next; /* the site slot to replace next */
+	struct lt_site_memo site[LT_SITE_CACHE]; /* its waits' latest sites */
+	struct lt_ident ident[LT_IDENT_CACHE]; /* futex identities seen */
 	struct lt_thread_locks held; /* file locks held, innermost last */
 	/* The pread-path call in progress (ts 0: none), for its time and
 	 * its file. */
@@ -362,17 +391,6 @@ struct lt_thread {
 		__u32 write;
 		__s32 fd;
 	} io;
-	/* futex: the verdict on the call site of this thread's last plain
-	 * wait, once the collector gave one, so the next wait from there
-	 * looks nothing up. */
-	struct {
-		__u64 ip;
-		__u64 ra; /* with a shared helper: the caller judged */
-		__s32 ra_off; /* where that return address is, from sp */
-		__u32 helper; /* the site is a shared helper */
-		__u32 verdict; /* enum lt_site_verdict; 0: none kept */
-		__u32 pad;
-	} site;
 	/* futex, --stacks: a wake in progress that may end waits, for its
 	 * exit to count by what it returns (tgid 0: none). */
 	struct {
@@ -381,12 +399,10 @@ struct lt_thread {
 		__u32 tgid;
 		__u32 cmd;
 	} release;
-	__u64 episode; /* futex: address waited on since the last wake */
-	__u32 ident_next; /* the cache slot to replace next */
 	__u32 hold_rng; /* xorshift state: which holds are samples */
-	struct lt_ident ident[LT_IDENT_CACHE]; /* futex identities seen */
 	__u32 file_next; /* the file cache slot to replace next */
 	__u32 owner_next; /* the owner cache slot to replace next */
+	__u32 pad;
 	struct lt_file_ident file[LT_FILE_CACHE]; /* file locks met */
 	/* filelock: the (owner, file) pairs this thread last locked, and
 	 * the slot of their held ranges in the owned map. */

@@ -17,6 +17,7 @@
 #include "futex.h"
 #include "where.bpf.h"
 #include "owner.bpf.h"
+#include "sites.bpf.h"
 
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
@@ -56,21 +57,6 @@ struct {
 	__type(value, struct lt_lock_key);
 } ident SEC(".maps");
 
-/* Call sites of waits, and the verdicts the collector gave them. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_SITES);
-	__type(key, struct lt_site_key);
-	__type(value, struct lt_site);
-} sites SEC(".maps");
-
-/* Sites seen for the first time, for the collector to judge. */
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, LT_MAX_SITES);
-	__type(value, struct lt_site_key);
-} new_sites SEC(".maps");
-
 /* Processes that ended since the collector last looked. */
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
@@ -97,14 +83,15 @@ static __always_inline void forget_slots(struct lt_ident *c)
 	c->holder_slot = LT_NO_SLOT;
 }
 
-/* The thread's cached identity of the word at uaddr, or NULL. */
+/* The thread's cached identity of the word at uaddr, or NULL. The
+ * addresses are side by side: one cache line, read whole. */
 static __always_inline struct lt_ident *cached_ident(struct lt_thread *th,
 						     __u64 uaddr)
 {
 	__u32 i;
 
 	for (i = 0; i < LT_IDENT_CACHE; i++)
-		if (th->ident[i].uaddr == uaddr)
+		if (th->ident_uaddr[i] == uaddr)
 			return &th->ident[i];
 	return NULL;
 }
@@ -147,6 +134,7 @@ identify(struct lt_thread *th, __u64 uaddr, __u32 tgid, bool private,
 	struct lt_ident_key ik = { .uaddr = uaddr, .tgid = tgid };
 	struct lt_lock_key *known;
 	struct lt_ident *c;
+	__u32 i;
 
 	if (th && uaddr) {
 		c = cached_ident(th, uaddr);
@@ -178,111 +166,14 @@ identify(struct lt_thread *th, __u64 uaddr, __u32 tgid, bool private,
 	}
 	if (!th || !uaddr)
 		return NULL;
-	c = &th->ident[th->ident_next & (LT_IDENT_CACHE - 1)];
-	th->ident_next++;
-	c->uaddr = uaddr;
+	i = th->ident_next++ & (LT_IDENT_CACHE - 1);
+	th->ident_uaddr[i] = uaddr;
+	c = &th->ident[i];
 	c->key = *key;
 	forget_slots(c);
 	c->gen = slot_gen;
 	c->where_unread = 0;
 	return c;
-}
-
-/*
- * The kind a word's value gives, where its call site gives none yet:
- * glibc's lll_lock waits with value 2 ("locked, maybe waiters"); a word
- * with its top bit set is a lock's with waiters (a robust mutex's
- * FUTEX_WAITERS, InnoDB's waiters flag). Anything else is taken for an
- * event wait (condvars, semaphores, joins) until the site is judged.
- */
-static __always_inline __u32 classify(__u32 val)
-{
-	__u32 tid = val & FUTEX_TID_MASK;
-
-	if (val == 2)
-		return LT_PK_FUTEX;
-	if ((val & FUTEX_WAITERS) && tid && tid <= PID_MAX_LIMIT)
-		return LT_PK_FUTEX;
-	return LT_PK_FUTEX_COND;
-}
-
-/* The verdict on a site, or NULL: then it is queued to be judged. */
-static __always_inline struct lt_site *site_of(struct lt_site_key *k)
-{
-	static const struct lt_site fresh;
-	struct lt_site *s = bpf_map_lookup_elem(&sites, k);
-
-	if (!s && !bpf_map_update_elem(&sites, k, &fresh, BPF_NOEXIST))
-		bpf_map_push_elem(&new_sites, k, 0);
-	return s;
-}
-
-/*
- * The kind a final verdict gives a wait: only a site known to wait for
- * an event makes one; a site with no verdict (no symbol, a stripped
- * binary, a function of no known kind) waits on a lock.
- */
-static __always_inline __u32 verdict_kind(__u32 verdict)
-{
-	return verdict == LT_SITE_EVENT ? LT_PK_FUTEX_COND : LT_PK_FUTEX;
-}
-
-/*
- * A plain wait's kind: the function the syscall came from, when the
- * collector has judged it (*judged set), else the value. Shared helpers
- * (glibc's __futex_abstimed_wait_common serves condition variables and
- * rwlocks alike) are judged by their caller, whose return address lies
- * at a fixed offset from the stack pointer there, as the helper's CFI
- * says. The thread keeps the verdict on its last wait's site. The user
- * registers are the same at the system call's exit, so a wait's end can
- * ask again.
- */
-static __always_inline __u32 classify_wait(struct lt_thread *th, __u32 val,
-					   __u32 tgid, bool *judged)
-{
-	__u32 by_value = classify(val);
-#ifdef __TARGET_ARCH_x86
-	struct lt_site_key k = { .tgid = tgid };
-	struct lt_site *s, *first;
-	struct pt_regs *regs;
-	__u64 ra = 0;
-
-	*judged = false;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	k.ip = regs->ip;
-	/* Waits come from a few places: the thread's last one first. */
-	if (th->site.verdict && th->site.ip == k.ip) {
-		*judged = true;
-		if (!th->site.helper)
-			return verdict_kind(th->site.verdict);
-		if (bpf_probe_read_user(&ra, sizeof(ra),
-					(void *)(regs->sp + th->site.ra_off)))
-			return LT_PK_FUTEX;
-		if (ra == th->site.ra)
-			return verdict_kind(th->site.verdict);
-		*judged = false;
-	}
-	first = s = site_of(&k);
-	if (s && s->verdict == LT_SITE_CALLER) {
-		if (bpf_probe_read_user(&ra, sizeof(ra),
-					(void *)(regs->sp + s->ra_off)))
-			return by_value;
-		k.ip = ra;
-		s = site_of(&k);
-	}
-	if (!s || s->verdict == LT_SITE_NEW || s->verdict == LT_SITE_CALLER)
-		return by_value; /* not judged yet: ask again next time */
-	th->site.ip = regs->ip;
-	th->site.helper = first != s;
-	th->site.ra_off = first->ra_off;
-	th->site.ra = ra;
-	th->site.verdict = s->verdict;
-	*judged = true;
-	return verdict_kind(s->verdict);
-#else
-	*judged = false;
-	return by_value;
-#endif
 }
 
 #define LT_PK_BY_SITE 0xff /* wait_begin: classify_wait() decides */
@@ -741,6 +632,7 @@ int BPF_PROG(lt_exec, struct task_struct *task)
 	char comm[LT_COMM_LEN];
 
 	count_run();
+	owner_thread_ended(task); /* another program: it maps other things */
 	if (targ_pidns_ino) {
 		tgid = task_ids_here(task) >> 32;
 		if (!tgid)
@@ -758,12 +650,13 @@ int BPF_PROG(lt_exec, struct task_struct *task)
 }
 
 /*
- * A thread's state goes with it (task storage); a thread that ends
- * before its process is queued for the collector, which then forgets its
- * TID. A process that ends is queued for the collector, which drops its
- * private locks from the maps once their last figures are read: a
- * long-running agent does not fill them with the dead. When a queue is
- * full the oldest exit makes room.
+ * A thread's state goes with it (task storage), and so does a verdict
+ * on words naming it (owners_seen); a thread that ends before its
+ * process is queued for the collector, which then forgets its TID. A
+ * process that ends is queued for the collector, which drops its private
+ * locks from the maps once their last figures are read: a long-running
+ * agent does not fill them with the dead. When a queue is full the
+ * oldest exit makes room.
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
@@ -772,6 +665,7 @@ int BPF_PROG(lt_exit, struct task_struct *task, bool group_dead)
 	__u64 ended, ids;
 
 	count_run();
+	owner_thread_ended(task); /* its TID may be another thread's next */
 	if (targ_pidns_ino) {
 		/* Named as the probes named it while it ran. */
 		ids = task_ids_here(task);
