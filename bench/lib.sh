@@ -38,7 +38,7 @@ stop_tracer() {
 }
 
 # A tracer started in the background, ready when its probes are in:
-# locktop, lt-user, lt-kfloor, bt-waits, bt-figs, floor or clock (see
+# locktop, lt-user, lt-kfloor, bt-waits, bt-figs, bt-same, floor or clock (see
 # overhead.sh). Uses $locktop, $floor and $here; sets $tracer (and
 # $tracer_floor for lt-kfloor).
 start_tracer() {
@@ -59,6 +59,7 @@ start_tracer() {
 			--spin-hz 0 & ;;
 	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
+	bt-same) bpftrace "$here/locktop-same.bt" >/dev/null 2>&1 & ;;
 	floor) "$floor" >/dev/null & ;;
 	clock) "$floor" --clock >/dev/null & ;;
 	esac

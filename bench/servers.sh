@@ -15,6 +15,10 @@
 #             script, with its defaults, as a user runs it
 #             (tests/pmda/common.sh); left out where pmcd does not run
 #   bt-waits  bpftrace summing futex and fcntl wait time per lock
+#   bt-same   bpftrace keeping what locktop's defaults keep per event
+#             (bench/locktop-same.bt): waits, histograms and holders per
+#             lock, wakes, fcntl holds, pread and pwrite by file, kernel
+#             lock waits; not in the default list
 #   floor     an empty program on every event locktop attaches to
 #   clock     the same programs each reading the kernel clock once
 #   none      no tracer: untraced again, against untraced. Its ratio is
@@ -60,9 +64,10 @@ each ratio is narrow enough.
 
   --servers LIST     comma-separated, from smb-mutex,smb-fcntl,pg,mariadb,slapd
                      (default: all)
-  --tracers LIST     comma-separated, from locktop,lt-user,pcp,bt-waits,floor,
-                     clock,none,before (none: untraced again, the noise's
-                     control; before: see --before)
+  --tracers LIST     comma-separated, from locktop,lt-user,pcp,bt-waits,
+                     bt-same,floor,clock,none,before (none: untraced again,
+                     the noise's control; before: see --before; bt-same:
+                     bpftrace doing locktop's per-event work)
                      (default: all; pcp only where pmcd runs)
   --rounds-max N     stop a server after N rounds (default 20)
   --rounds-min N     at least N rounds (default 3)
@@ -149,7 +154,7 @@ for t in $tracers; do
 	case $t in
 	locktop | lt-user | floor | clock | pcp | none) ;;
 	before) [ -n "$before" ] || fail "the tracer before needs --before BUILD" ;;
-	bt-waits) command -v bpftrace >/dev/null || skip "no bpftrace" ;;
+	bt-waits | bt-same) command -v bpftrace >/dev/null || skip "no bpftrace" ;;
 	*) fail "no tracer $t" ;;
 	esac
 done
