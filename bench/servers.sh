@@ -82,6 +82,11 @@ each ratio is narrow enough.
                      (default 18)
   --before BUILD     add the tracer before: BUILD's locktop, its defaults
   --no-stats         skip the BPF statistics phase
+  --stats-rounds N   with --before, the statistics phase also runs N rounds
+                     of one load per server under this build and under
+                     BUILD, alternated, and prints each program's ns per
+                     run under both and the median of the rounds' ratios
+                     (default 5)
   --perf             in that phase, also sample every CPU with perf and
                      print the share of the samples in BPF programs, the
                      kernel and locktop, and the top symbols
@@ -97,6 +102,7 @@ build=build
 servers="smb-mutex smb-fcntl pg mariadb slapd"
 tracers="locktop lt-user pcp bt-waits floor clock none"
 rounds_max=20 rounds_min=3 secs=3 ci_goal=2 budget=18 stats=1 perf=0 verbose=0
+stats_rounds=5
 fast=12 before=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -110,6 +116,7 @@ while [ $# -gt 0 ]; do
 	--budget) budget=$2; shift ;;
 	--before) before=$2; shift ;;
 	--no-stats) stats=0 ;;
+	--stats-rounds) stats_rounds=$2; shift ;;
 	--perf) perf=1 ;;
 	--verbose) verbose=1 ;;
 	--quick) rounds_max=2 rounds_min=2 secs=2 ;;
@@ -120,6 +127,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ "$rounds_min" -le "$rounds_max" ] || rounds_min=$rounds_max
+[[ "$stats_rounds" =~ ^[1-9][0-9]*$ ]] || {
+	echo "servers.sh: --stats-rounds takes a whole number of rounds from 1, not '$stats_rounds'" >&2
+	exit 2
+}
 [[ "$fast" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v p="$fast" 'BEGIN { exit !(p < 100) }' || {
 	echo "servers.sh: --fast takes a percent from 0 to under 100, not '$fast'" >&2
 	exit 2
@@ -617,3 +628,65 @@ if [[ " $tracers " == *" floor "* ]]; then
 			s, ua, a, a / (ua * 10), b, b / (ub * 10) }'
 	done
 fi
+
+# With --before: each program's ns a run under this build and under
+# BUILD's, one load per server a round, the two in a shuffled order
+# each round. A round's ratio compares loads a few seconds apart, so a
+# phase of the host that moves every program's figures moves both.
+[ -n "$before" ] || exit 0
+# ab_table SERVER: per program, the medians of both builds' ns a run,
+# the median of the rounds' ratios and their range, busiest first.
+ab_table() {
+	awk -v s="$1" '
+	function med(v, n,    i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+			}
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	FNR == 1 { f++ }
+	{ k = $1 SUBSEP $2; p[$2] = 1; r[$1] = 1
+	  if (f == 1) { a[k] = $3; op[k] = $4 } else b[k] = $3 }
+	END {
+		for (q in p) {
+			n = 0
+			for (i in r) {
+				k = i SUBSEP q
+				if (!(k in a) || !(k in b) || !b[k]) continue
+				n++; x[n] = a[k] / b[k]; ya[n] = a[k]; yb[n] = b[k]
+				yo[n] = op[k]
+			}
+			if (!n) continue
+			lo = hi = x[1]
+			for (i = 2; i <= n; i++) {
+				if (x[i] < lo) lo = x[i]
+				if (x[i] > hi) hi = x[i]
+			}
+			# The sort key first: ns an operation of the program.
+			printf "%s %-10s %-20s %8.0f %8.0f %7.3f %6.2f-%-6.2f %3d\n",
+				q == "all" ? 1e18 : med(yo, n), s, q, med(ya, n),
+				med(yb, n), med(x, n), lo, hi, n
+		}
+	}' "$tmpdir/ab.$1.locktop" "$tmpdir/ab.$1.before" |
+		sort -k1,1gr | sed 's/^[^ ]* //'
+}
+for r in $(seq "$stats_rounds"); do
+	echo "statistics round $r of $stats_rounds: this build and --before" >&2
+	for b in $(printf '%s\n' locktop before | shuf); do
+		start_tracer "$b"
+		for s in $servers; do
+			stat_load "$s" '^lt_'
+			awk -v r="$r" '{ print r, $2, $4, $5 }' "$tmpdir/prog.$s" \
+				>>"$tmpdir/ab.$s.$b"
+		done
+		stop_tracer
+	done
+done
+echo
+echo "ns per run with the statistics on, this build against --before" \
+	"$before, $stats_rounds alternated rounds (the medians, and the" \
+	"median and range of the rounds' ratios)"
+printf '%-10s %-20s %8s %8s %7s %13s %3s\n' server program ns/run before \
+	ratio range n
+for s in $servers; do ab_table "$s"; done

@@ -5,20 +5,23 @@
 # table whole (a rounds row, the loads a fast phase of the host left
 # out, the untraced figures, one row per tracer with a ratio and its
 # interval for throughput and for CPU per operation, the rounds the
-# goal would take), locktop's programs with their ns per run, and the
+# goal would take), locktop's programs with their ns per run, the
 # programs' time per operation of locktop and of the empty programs as
-# a share of the server's CPU per operation.
+# a share of the server's CPU per operation, and each program's ns per
+# run under both builds with --before.
 # Usage: bench-servers.sh BUILD_DIR [SERVER]
 . "$(dirname "$0")/lib.sh"
 build=$1 server=${2:-slapd}
 bench=$(dirname "$0")/../bench
 require_bpf
 
-tracers="locktop floor none"
-! command -v bpftrace >/dev/null || tracers="locktop bt-same floor none"
+tracers="locktop floor none before"
+! command -v bpftrace >/dev/null || tracers="locktop bt-same floor none before"
 rc=0
+# The build against itself as --before: its tracer, and the statistics
+# of both side by side.
 bash "$bench/servers.sh" --quick --fast 0 --servers "$server" \
-	--tracers "${tracers// /,}" \
+	--tracers "${tracers// /,}" --before "$build" --stats-rounds 1 \
 	"$build" >"$tmpdir/out" 2>"$tmpdir/err" || rc=$?
 cat "$tmpdir/out"
 [ "$rc" != 77 ] || skip "$(tail -n 1 "$tmpdir/err")"
@@ -52,3 +55,5 @@ grep -qE "^for \+-2% +[0-9]+ rounds \(sd [0-9.]+%\)$" "$tmpdir/out" ||
 	fail "no rounds for the goal: $(grep '^for' "$tmpdir/out")"
 grep -qE "^$server +[0-9.]+us +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+%$" \
 	"$tmpdir/out" || fail "no share of the server's CPU per operation"
+grep -qE "^$server +all +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]{3} +[0-9.]+-[0-9.]+ +1$" \
+	"$tmpdir/out" || fail "no ns per run beside --before's"
