@@ -56,21 +56,24 @@ struct {
 } ksleep SEC(".maps");
 
 /*
- * The lock this CPU last counted a wait on, where its figures are and
- * where its waiting processes' are: a contended lock is met again and
- * again, by many processes in turn, and its waits then count without
- * hashing. A process's slot is in waiters[tgid % KWAITERS], good while
- * that entry's tag is the cache's (the tag moves when the lock does).
- * Slots found before slot_gen moved are looked up again.
+ * The two locks this CPU last counted waits on, where their figures are
+ * and where their waiting processes' are: a contended lock is met again
+ * and again, by many processes in turn, and its waits then count without
+ * hashing. A server's kernel waits are mostly on two or three locks (a
+ * file's lock context and a socket's, say), taken in turn. A process's
+ * slot is in waiters[tgid % KWAITERS], good while that entry's tag is
+ * its way's (the tag moves when the way's lock does). Slots found before
+ * slot_gen moved are looked up again.
  */
 #define KWAITERS 256 /* a power of two */
+#define KWAYS 2
 
 struct kcache {
 	__u64 lock;
 	__s32 slot;
 	__u32 gen;
 	__u32 tag;
-	__u32 pad;
+	__u32 last; /* way 0's: the way used last */
 	struct {
 		__u32 tgid;
 		__s32 slot;
@@ -81,7 +84,7 @@ struct kcache {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, KWAYS);
 	__type(key, __u32);
 	__type(value, struct kcache);
 } kcache SEC(".maps");
@@ -333,6 +336,29 @@ static __always_inline __s32 cached_slot(struct kcache *c,
 	return c->slot;
 }
 
+/*
+ * This CPU's way that keeps lock, else the one used less lately, which
+ * then keeps it (cached_slot()); NULL only if the map is missing.
+ */
+static __always_inline struct kcache *kcache_way(__u64 lock)
+{
+	__u32 zero = 0, one = 1, w;
+	struct kcache *c0 = bpf_map_lookup_elem(&kcache, &zero);
+	struct kcache *c1 = bpf_map_lookup_elem(&kcache, &one);
+
+	if (!c0 || !c1)
+		return c0;
+	if (c0->lock == lock)
+		w = 0;
+	else if (c1->lock == lock)
+		w = 1;
+	else
+		w = !c0->last;
+	if (c0->last != w)
+		c0->last = w;
+	return w ? c1 : c0;
+}
+
 static __always_inline struct lt_lock_key klock_key(__u64 lock)
 {
 	struct lt_lock_key key = {
@@ -358,11 +384,10 @@ static __always_inline void place_wait(void *ctx, struct kwait *w, __u64 lock,
 	struct lt_lock_key key = klock_key(lock);
 	__s32 none = LT_NO_SLOT, *waiter_slot = &none;
 	struct lt_party_stat *ps;
-	__u32 zero = 0;
 	bool created;
 
-	w->slot = cached_slot(bpf_map_lookup_elem(&kcache, &zero), &key,
-			      w->tgid, &created, &waiter_slot);
+	w->slot = cached_slot(kcache_way(lock), &key, w->tgid, &created,
+			      &waiter_slot);
 	w->gen = slot_gen;
 	w->waiter_slot = LT_NO_SLOT;
 	w->owner_slot = LT_NO_SLOT;
