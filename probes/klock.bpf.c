@@ -59,14 +59,14 @@ struct {
  * The two locks this CPU last counted waits on, where their figures are
  * and where their waiting processes' are: a contended lock is met again
  * and again, by many processes in turn, and its waits then count without
- * hashing. A server's kernel waits are mostly on two or three locks (a
- * file's lock context and a socket's, say), taken in turn. A process's
+ * hashing. A server's kernel waits can fall on two locks in turn (on
+ * Samba 83% are on two spinlocks, docs/cost.md). A process's
  * slot is in waiters[tgid % KWAITERS], good while that entry's tag is
  * its way's (the tag moves when the way's lock does). Slots found before
  * slot_gen moved are looked up again.
  */
 #define KWAITERS 256 /* a power of two */
-#define KWAYS 2
+#define KWAYS 2 /* kcache_way() looks at both */
 
 struct kcache {
 	__u64 lock;
