@@ -88,6 +88,7 @@ struct lt_vmas {
 	bool gone; /* its maps could not be read: none */
 	unsigned long long read; /* lt_vma_cache.read when loaded */
 	unsigned long long used; /* ... when last asked for */
+	unsigned long long again; /* ... when last read again on a miss */
 };
 
 int lt_vmas_load(pid_t pid, struct lt_vmas *out);
@@ -130,6 +131,16 @@ const struct lt_vmas *lt_vma_cache_fresh(struct lt_vma_cache *vc, pid_t pid);
  * that had none there. */
 const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
 				       uint64_t addr);
+/*
+ * The mapping of addr in process pid, as read during the read now; where
+ * that has none, read once more (at most once a process a read): the
+ * mapping may be newer than that read, or one a kernel reading maps
+ * under per-VMA locks skipped while it was split or merged. *vmas: the
+ * process's mappings it came from.
+ */
+const struct lt_vma *lt_vma_cache_find_fresh(struct lt_vma_cache *vc,
+					     pid_t pid, uint64_t addr,
+					     const struct lt_vmas **vmas);
 /* A read ends: what was read so far is no longer fresh. */
 void lt_vma_cache_next_read(struct lt_vma_cache *vc);
 /* Process pid ended: its entry goes (another may get its PID). */

@@ -214,8 +214,7 @@ static const struct lt_vma *futex_vma(struct lt_collector *c, pid_t pid,
 			return NULL;
 		return vma;
 	}
-	*vmas = lt_vma_cache_fresh(&c->naming.vmas, pid);
-	return lt_vmas_find(*vmas, addr);
+	return lt_vma_cache_find_fresh(&c->naming.vmas, pid, addr, vmas);
 }
 
 static void name_futex(struct lt_collector *c, struct lt_lock *l,
@@ -295,6 +294,9 @@ static const struct namer namers[] = {
 	{ NULL, name_futex, true }, /* the rest: futexes, words spun on */
 };
 
+/* Reads a lock named by a bare address is named again at. */
+#define LT_NAME_TRIES 4
+
 void names_lock(struct lt_collector *c, size_t i)
 {
 	struct lt_lock *l = &c->locktab.locks[i];
@@ -328,5 +330,11 @@ void names_lock(struct lt_collector *c, size_t i)
 		snprintf(l->key, sizeof(l->key), "%s:%.*s",
 			 lt_kind_name(l->kind), (int)(sizeof(l->key) - 16),
 			 l->name);
-	s->named = true;
+	/*
+	 * A word no mapping of its process covered, by maps read as they
+	 * changed: named again at the next reads, a few times, before its
+	 * address stands as its name.
+	 */
+	s->named = n->name != name_futex || strncmp(l->name, "0x", 2) ||
+		   ++s->name_tries >= LT_NAME_TRIES;
 }

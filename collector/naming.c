@@ -304,8 +304,28 @@ const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
 				       uint64_t addr)
 {
 	const struct lt_vma *vma = lt_vmas_find(vmas_entry(vc, pid), addr);
+	const struct lt_vmas *v;
 
-	return vma ? vma : lt_vmas_find(lt_vma_cache_fresh(vc, pid), addr);
+	return vma ? vma : lt_vma_cache_find_fresh(vc, pid, addr, &v);
+}
+
+const struct lt_vma *lt_vma_cache_find_fresh(struct lt_vma_cache *vc,
+					     pid_t pid, uint64_t addr,
+					     const struct lt_vmas **vmas)
+{
+	struct lt_vmas *v = vmas_entry(vc, pid);
+	const struct lt_vma *vma;
+
+	if (v->read != vc->read)
+		vmas_reload(vc, v, pid);
+	vma = lt_vmas_find(v, addr);
+	if (!vma && !v->gone && v->again != vc->read + 1) {
+		vmas_reload(vc, v, pid);
+		v->again = vc->read + 1;
+		vma = lt_vmas_find(v, addr);
+	}
+	*vmas = v;
+	return vma;
 }
 
 void lt_vma_cache_next_read(struct lt_vma_cache *vc)

@@ -125,15 +125,20 @@ static void clear_quiet(struct lt_collector *c)
 	}
 }
 
-/* Idle locks cost nothing here: only new and moving ones. */
+/* Idle locks cost nothing here: only new ones, and those to be named
+ * again (names_lock() says), which stay for the next read. */
 static void name_fresh(struct lt_collector *c)
 {
-	size_t i;
+	size_t i, kept = 0, row;
 
-	for (i = 0; i < c->locktab.n_fresh; i++)
-		if (!c->locktab.lstate[c->locktab.fresh[i]].named)
-			names_lock(c, c->locktab.fresh[i]);
-	c->locktab.n_fresh = 0;
+	for (i = 0; i < c->locktab.n_fresh; i++) {
+		row = c->locktab.fresh[i];
+		if (!c->locktab.lstate[row].named)
+			names_lock(c, row);
+		if (!c->locktab.lstate[row].named)
+			c->locktab.fresh[kept++] = row;
+	}
+	c->locktab.n_fresh = kept;
 }
 
 /* The last holder of each moving lock, named when it changed; one that

@@ -55,6 +55,7 @@ struct lock_state {
 	pid_t *pids;
 	size_t n_pids, cap_pids;
 	bool named;
+	unsigned char name_tries; /* reads that named it by a bare address */
 	__s64 top_stack; /* stack id with the most wait, -1 if none */
 	uint64_t top_stack_ns;
 	pid_t top_stack_pid;
