@@ -138,8 +138,8 @@ const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
  * under per-VMA locks skipped while it was split or merged. *vmas: the
  * process's mappings it came from.
  */
-const struct lt_vma *lt_vma_cache_find_fresh(struct lt_vma_cache *vc,
-					     pid_t pid, uint64_t addr,
+const struct lt_vma *lt_vma_cache_find_fresh(struct lt_vma_cache *vc, pid_t pid,
+					     uint64_t addr,
 					     const struct lt_vmas **vmas);
 /* A read ends: what was read so far is no longer fresh. */
 void lt_vma_cache_next_read(struct lt_vma_cache *vc);

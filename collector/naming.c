@@ -309,8 +309,8 @@ const struct lt_vma *lt_vma_cache_find(struct lt_vma_cache *vc, pid_t pid,
 	return vma ? vma : lt_vma_cache_find_fresh(vc, pid, addr, &v);
 }
 
-const struct lt_vma *lt_vma_cache_find_fresh(struct lt_vma_cache *vc,
-					     pid_t pid, uint64_t addr,
+const struct lt_vma *lt_vma_cache_find_fresh(struct lt_vma_cache *vc, pid_t pid,
+					     uint64_t addr,
 					     const struct lt_vmas **vmas)
 {
 	struct lt_vmas *v = vmas_entry(vc, pid);

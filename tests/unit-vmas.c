@@ -132,9 +132,8 @@ static void test_vma_cache_again(void **state)
 	assert_true(late != MAP_FAILED);
 	assert_null(lt_vmas_find(lt_vma_cache_fresh(&vc, getpid()),
 				 (uint64_t)(uintptr_t)late));
-	assert_non_null(lt_vma_cache_find_fresh(&vc, getpid(),
-						(uint64_t)(uintptr_t)late,
-						&vmas));
+	assert_non_null(lt_vma_cache_find_fresh(
+		&vc, getpid(), (uint64_t)(uintptr_t)late, &vmas));
 	assert_ptr_equal(vmas, lt_vma_cache_get(&vc, getpid()));
 	/* Once a read: a second miss is not read again ... */
 	later = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -143,9 +142,8 @@ static void test_vma_cache_again(void **state)
 					    (uint64_t)(uintptr_t)later, &vmas));
 	/* ... until the next read. */
 	lt_vma_cache_next_read(&vc);
-	assert_non_null(lt_vma_cache_find_fresh(&vc, getpid(),
-						(uint64_t)(uintptr_t)later,
-						&vmas));
+	assert_non_null(lt_vma_cache_find_fresh(
+		&vc, getpid(), (uint64_t)(uintptr_t)later, &vmas));
 	/* A process that cannot be read is not read again. */
 	assert_null(lt_vma_cache_find_fresh(&vc, -5, 0x1000, &vmas));
 	assert_true(vmas->gone);
