@@ -104,11 +104,15 @@ struct lt_where {
 	char file[LT_WHERE_NAME_LEN]; /* base name of the backing file */
 };
 
-#define LT_HELD_DEPTH 4
+#define LT_HELD_DEPTH 4 /* a power of two */
 
 /* The file locks a thread holds, innermost last, for I/O under lock. */
 struct lt_thread_locks {
-	struct lt_lock_key keys[LT_HELD_DEPTH];
+	struct {
+		struct lt_lock_key key;
+		__s32 slot; /* where its figures are */
+		__u32 gen; /* slot_gen when slot was found */
+	} held[LT_HELD_DEPTH];
 	__u32 n;
 	__u32 pad;
 };
@@ -343,6 +347,7 @@ struct lt_site_memo {
 
 #define LT_FILE_CACHE 4
 #define LT_OWNER_CACHE 2
+#define LT_IO_CACHE 2 /* a power of two */
 
 /* A file lock as one thread last met it, and where its figures are. */
 struct lt_file_ident {
@@ -391,6 +396,16 @@ struct lt_thread {
 		__u32 write;
 		__s32 fd;
 	} io;
+	/* The pread path's files this thread met last, and where their
+	 * figures are: a server reads a few files over and over. */
+	struct {
+		__u64 dev;
+		__u64 ino;
+		__s32 slot;
+		__u32 gen; /* slot_gen when slot was found */
+	} io_file[LT_IO_CACHE];
+	__u32 io_next; /* the io_file slot to replace next */
+	__u32 io_pad;
 	/* futex, --stacks: a wake in progress that may end waits, for its
 	 * exit to count by what it returns (tgid 0: none). */
 	struct {

@@ -120,11 +120,53 @@ static __always_inline void name_file(__u32 slot, int fd, __u32 tgid)
 					  f->f_path.dentry->d_name.name);
 }
 
+/*
+ * The file's slot, through the thread's cache of the files it met last:
+ * no hashing while the slot is current. *created when the file is new.
+ */
+static __always_inline __s32 io_file_slot(struct lt_thread *th,
+					  const struct lt_file_key *key,
+					  bool *created)
+{
+	__u32 i;
+	__s32 slot;
+
+	*created = false;
+	for (i = 0; i < LT_IO_CACHE; i++)
+		if (th->io_file[i].dev == key->dev &&
+		    th->io_file[i].ino == key->ino &&
+		    slot_current(th->io_file[i].gen))
+			return th->io_file[i].slot;
+	slot = take_slot(&file_slots, &free_file_slots, &file_keys,
+			 LT_HIGH_FILES, key, LT_DROP_FILES_FULL, created);
+	if (slot < 0)
+		return slot;
+	i = th->io_next++ & (LT_IO_CACHE - 1);
+	th->io_file[i].dev = key->dev;
+	th->io_file[i].ino = key->ino;
+	th->io_file[i].slot = slot;
+	th->io_file[i].gen = slot_gen;
+	return slot;
+}
+
+/* The figures of the lock the thread holds innermost, if any. */
+static __always_inline struct lt_lock_stat *
+held_stat(const struct lt_thread_locks *tl)
+{
+	__u32 top = tl->n - 1;
+
+	if (!tl->n || top >= LT_HELD_DEPTH)
+		return NULL;
+	top &= LT_HELD_DEPTH - 1; /* for the verifier: the same */
+	if (slot_current(tl->held[top].gen) && tl->held[top].slot != LT_NO_SLOT)
+		return stat_at(tl->held[top].slot);
+	return stat_find(&tl->held[top].key);
+}
+
 static __always_inline int io_end(long ret)
 {
 	__u32 tgid = current_ids() >> 32;
 	struct lt_file_key key;
-	struct lt_thread_locks *tl;
 	struct lt_thread *th;
 	struct lt_lock_stat *ls;
 	struct lt_file_stat *fs;
@@ -146,8 +188,7 @@ static __always_inline int io_end(long ret)
 	}
 	key.dev = th->io.dev;
 	key.ino = th->io.ino;
-	slot = take_slot(&file_slots, &free_file_slots, &file_keys,
-			 LT_HIGH_FILES, &key, LT_DROP_FILES_FULL, &created);
+	slot = io_file_slot(th, &key, &created);
 	if (slot < 0)
 		return 0;
 	if (created)
@@ -168,15 +209,11 @@ static __always_inline int io_end(long ret)
 	fs->io_ns += delta;
 	fs->hist[log2_slot(delta)]++;
 
-	tl = &th->held;
-	if (tl->n) {
+	if (th->held.n) {
 		fs->io_under_lock_ns += delta;
-		top = tl->n - 1;
-		if (top < LT_HELD_DEPTH) {
-			ls = stat_find(&tl->keys[top]);
-			if (ls)
-				ls->io_under_lock_ns += delta;
-		}
+		ls = held_stat(&th->held);
+		if (ls)
+			ls->io_under_lock_ns += delta;
 	}
 	return 0;
 }

@@ -43,9 +43,11 @@ static __always_inline bool same_lock(const struct lt_lock_key *a,
 		 (__u64)(a->kind ^ b->kind));
 }
 
-/* The innermost lock is the one I/O is charged to. */
+/* The innermost lock is the one I/O is charged to: with its slot, for
+ * the pread path to find its figures without hashing. */
 static __always_inline void push_thread_lock(struct lt_thread *th,
-					     const struct lt_lock_key *lock)
+					     const struct lt_lock_key *lock,
+					     __s32 slot)
 {
 	struct lt_thread_locks *tl;
 	__u32 n;
@@ -55,7 +57,9 @@ static __always_inline void push_thread_lock(struct lt_thread *th,
 	tl = &th->held;
 	n = tl->n;
 	if (n < LT_HELD_DEPTH) {
-		tl->keys[n] = *lock;
+		tl->held[n].key = *lock;
+		tl->held[n].slot = slot;
+		tl->held[n].gen = slot_gen;
 		tl->n = n + 1;
 	}
 }
@@ -76,10 +80,10 @@ static __always_inline void forget_thread_lock(struct lt_thread *th,
 	tl = &th->held;
 	n = tl->n < LT_HELD_DEPTH ? tl->n : LT_HELD_DEPTH;
 	for (i = 0; i < LT_HELD_DEPTH && i < n; i++) {
-		if (!same_lock(&tl->keys[i], lock))
+		if (!same_lock(&tl->held[i].key, lock))
 			continue;
 		for (j = i; j + 1 < LT_HELD_DEPTH && j + 1 < n; j++)
-			tl->keys[j] = tl->keys[j + 1];
+			tl->held[j] = tl->held[j + 1];
 		tl->n = n - 1;
 		break;
 	}
@@ -470,7 +474,7 @@ static __always_inline void hold(struct lt_thread *th, struct task_struct *task,
 	ol->r[n].gen = slot_gen;
 	ol->r[n].wslot = LT_NO_SLOT;
 	ol->n = n + 1;
-	push_thread_lock(th, fig);
+	push_thread_lock(th, fig, slot);
 }
 
 #endif /* LOCKTOP_PROBES_FILELOCK_HOLD_BPF_H */
