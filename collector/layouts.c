@@ -31,6 +31,7 @@ struct file_head {
 	const struct layout *layout; /* NULL: none */
 	size_t n;
 	unsigned char b[HEAD_LEN];
+	char shown[LT_NAME_LEN - 48]; /* the full path it was named by */
 };
 
 struct lt_layouts {
@@ -279,6 +280,26 @@ const char *layouts_name(struct lt_collector *c,
 	if (h->layout->name_at && h->layout->name_at(h, p, what, len))
 		return h->layout->name;
 	return NULL;
+}
+
+const char *layouts_path(struct lt_collector *c,
+			 const struct lt_layout_place *p, const char *path)
+{
+	struct lt_layouts *L = c->naming.layouts;
+	struct file_head *h = NULL;
+	size_t i;
+
+	for (i = 0; L && i < HEAD_CACHE; i++)
+		if (L->heads[i].read_ns && L->heads[i].dev == p->dev &&
+		    L->heads[i].ino == p->ino)
+			h = &L->heads[i];
+	if (!h)
+		return path;
+	if (path[0] == '/') {
+		snprintf(h->shown, sizeof(h->shown), "%s", path);
+		return path;
+	}
+	return h->shown[0] ? h->shown : path;
 }
 
 void layouts_free(struct lt_collector *c)

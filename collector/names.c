@@ -5,8 +5,10 @@
  * the process's name and the key across runs. The file locks' and the
  * futexes' namers are here; the others are klocks.c's and usdt.c's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,12 +30,14 @@
 static bool name_by_layout(struct lt_collector *c, struct lt_lock *l,
 			   const struct lt_layout_place *p, const char *path)
 {
-	const char *layout, *base = strrchr(path, '/');
+	const char *layout, *base;
 	char what[48];
 
 	layout = layouts_name(c, p, what, sizeof(what));
 	if (!layout)
 		return false;
+	path = layouts_path(c, p, path);
+	base = strrchr(path, '/');
 	snprintf(l->name, sizeof(l->name), "%.*s %s",
 		 (int)(sizeof(l->name) - sizeof(what) - 2), path, what);
 	snprintf(l->key, sizeof(l->key), "%s:%.*s %s", layout,
@@ -161,13 +165,10 @@ static void name_shared_futex(struct lt_collector *c, struct lt_lock *l,
 	lt_name_address(vma, addr, l->name, sizeof(l->name));
 }
 
-/*
- * A shared word the probe kept no place for (its process's maps were
- * changing): its address in process pid, from a mapping of its file that
- * covers it; 0 when none does.
- */
-static uint64_t object_address(struct lt_collector *c, pid_t pid,
-			       const struct lock_state *s)
+/* The mapping of process pid that maps the shared word s, as read during
+ * the read now; NULL when none does. */
+static const struct lt_vma *object_vma(struct lt_collector *c, pid_t pid,
+				       const struct lock_state *s)
 {
 	const struct lt_vmas *v = lt_vma_cache_fresh(&c->naming.vmas, pid);
 	size_t i;
@@ -179,9 +180,71 @@ static uint64_t object_address(struct lt_collector *c, pid_t pid,
 		    m->dev != s->key.dev_or_tgid || s->key.start < m->pgoff ||
 		    s->key.start - m->pgoff >= m->end - m->start)
 			continue;
-		return m->start + s->key.start - m->pgoff;
+		return m;
 	}
-	return 0;
+	return NULL;
+}
+
+/*
+ * A shared word the probe kept no place for (its process's maps were
+ * changing): its address in process pid, from a mapping of its file that
+ * covers it; 0 when none does.
+ */
+static uint64_t object_address(struct lt_collector *c, pid_t pid,
+			       const struct lock_state *s)
+{
+	const struct lt_vma *m = object_vma(c, pid, s);
+
+	return m ? m->start + s->key.start - m->pgoff : 0;
+}
+
+/*
+ * A live process named comm that maps the shared word s, whose waiters
+ * have all ended: a server that forks a process for each client (Samba's
+ * smbd) keeps its stores mapped in the parent, of the same name, after
+ * the children end. 0 when none does. Each file is looked for once a
+ * read, in processes of that name only.
+ */
+static pid_t live_mapper(struct lt_collector *c, const struct lock_state *s,
+			 const char *comm)
+{
+	char path[64], name[LT_COMM_LEN + 2];
+	struct dirent *d;
+	pid_t pid, found = 0;
+	FILE *f;
+	DIR *dir;
+
+	if (c->naming.mapper.dev == s->key.dev_or_tgid &&
+	    c->naming.mapper.ino == s->key.ino &&
+	    c->naming.mapper.read == c->naming.vmas.read + 1)
+		return c->naming.mapper.pid &&
+				       object_vma(c, c->naming.mapper.pid, s) ?
+			       c->naming.mapper.pid :
+			       0;
+	dir = comm[0] ? opendir("/proc") : NULL;
+	while (dir && !found && (d = readdir(dir))) {
+		pid = (pid_t)strtol(d->d_name, NULL, 10);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		name[0] = '\0';
+		if (!fgets(name, sizeof(name), f))
+			name[0] = '\0';
+		fclose(f);
+		name[strcspn(name, "\n")] = '\0';
+		if (!strcmp(name, comm) && object_vma(c, pid, s))
+			found = pid;
+	}
+	if (dir)
+		closedir(dir);
+	c->naming.mapper.dev = s->key.dev_or_tgid;
+	c->naming.mapper.ino = s->key.ino;
+	c->naming.mapper.read = c->naming.vmas.read + 1;
+	c->naming.mapper.pid = found;
+	return found;
 }
 
 /* Whether vma is still the mapping the probe saw the wait in (w). */
@@ -217,6 +280,21 @@ static const struct lt_vma *futex_vma(struct lt_collector *c, pid_t pid,
 	return lt_vma_cache_find_fresh(&c->naming.vmas, pid, addr, vmas);
 }
 
+/* A word of a shared file no process maps now: by its store's layout,
+ * where the file's head was read while one did. */
+static bool name_gone_shared(struct lt_collector *c, struct lt_lock *l,
+			     const struct lock_state *s,
+			     const struct lt_where *w)
+{
+	struct lt_layout_place p = { .dev = s->key.dev_or_tgid,
+				     .ino = s->key.ino,
+				     .word = true,
+				     .start = s->key.start,
+				     .end = s->key.start };
+
+	return s->key.shared && name_by_layout(c, l, &p, w->file);
+}
+
 static void name_futex(struct lt_collector *c, struct lt_lock *l,
 		       const struct lock_state *s, const struct lt_where *w)
 {
@@ -236,6 +314,14 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 		vma = futex_vma(c, pid, addr, w, &vmas);
 		image = vma ? lt_vmas_image(vmas, vma) : NULL;
 	}
+	/* A shared file whose waiters all ended: where a live process of
+	 * the same program maps it. */
+	if (!vma && s->key.shared && (pid = live_mapper(c, s, l->comm)) > 0 &&
+	    (vma = object_vma(c, pid, s))) {
+		addr = vma->start + s->key.start - vma->pgoff;
+		name_shared_futex(c, l, s, pid, vma, addr);
+		return;
+	}
 	/* A program's or library's data, .bss too: its symbol, else the
 	 * image and the address its file gives it. */
 	if (image && lt_name_image(c->naming.syms, pid, image->start, addr,
@@ -252,7 +338,7 @@ static void name_futex(struct lt_collector *c, struct lt_lock *l,
 		return;
 	else if (vma || !w)
 		lt_name_address(vma, addr, l->name, sizeof(l->name));
-	else /* a shared file no process maps now */
+	else if (!name_gone_shared(c, l, s, w))
 		snprintf(l->name, sizeof(l->name), "%s+0x%llx", w->file,
 			 (unsigned long long)s->key.start);
 }
@@ -314,11 +400,12 @@ void names_lock(struct lt_collector *c, size_t i)
 		wp = &w;
 	}
 	l->key[0] = '\0';
-	n->name(c, l, s, wp);
+	/* The program first, for a namer that looks for its processes. */
 	if (wp && !l->comm[0])
 		lt_proc_comm(comms, (pid_t)wp->tgid, l->comm);
 	if (!l->comm[0] && s->n_pids)
 		lt_proc_comm(comms, s->pids[0], l->comm);
+	n->name(c, l, s, wp);
 	/* Identity across runs: what the lock is, not where it was. In
 	 * anonymous memory that is its address: the mapping it is named
 	 * by may start elsewhere in another process of the program (one

@@ -362,6 +362,13 @@ struct naming_state {
 	struct lt_layouts *layouts; /* file heads, for known lock layouts */
 	struct usdt_state *usdt; /* servers' probes, once one is seen */
 	struct lt_ksyms *ksyms; /* /proc/kallsyms, once a kernel lock needs it */
+	/* The shared file last looked for in every process (names.c's
+	 * live_mapper()), and the read it was looked for in, plus one. */
+	struct {
+		uint64_t dev, ino;
+		unsigned long long read;
+		pid_t pid;
+	} mapper;
 };
 
 struct lt_collector {
@@ -458,6 +465,13 @@ struct lt_layout_place {
 const char *layouts_name(struct lt_collector *c,
 			 const struct lt_layout_place *p, char *what,
 			 size_t len);
+/*
+ * The path to show for the file at p: path when it is a full one (kept
+ * for later), else the full path a lock of the file was named by before,
+ * while a process had it open; path when there was none.
+ */
+const char *layouts_path(struct lt_collector *c,
+			 const struct lt_layout_place *p, const char *path);
 void layouts_free(struct lt_collector *c);
 
 /* parties.c: holders, waiters and processes. */

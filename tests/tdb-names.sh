@@ -8,6 +8,11 @@
 # count in the same run: the kernel's file lock tracepoint
 # (tests/file-truth.bt) for fcntl, the futex calls (tests/futex-truth.bt)
 # for mutexes.
+#
+# Read only once its waiters have ended (SIGINT after the children's
+# load), the mutex run's chains keep their names: the parent, of the
+# same program, still maps the file, as Samba's parent smbd keeps its
+# tdbs once a client's smbd has gone.
 # Usage: tdb-names.sh LOCKTOP TDBSTRESS
 . "$(dirname "$0")/lib.sh"
 locktop=$1 tdbstress=$2
@@ -59,5 +64,32 @@ for what in "chain 0" "chain 1" "chain 2" freelist; do
 		.before and .after] == [true]' "$tmpdir/diff.json" >/dev/null ||
 		fail "diff does not pair 'tdb:s.tdb $what': $(jq -c \
 			'[.locks[] | {key, before, after}]' "$tmpdir/diff.json")"
+done
+
+rm -f "$db"
+"$locktop" -b -j -a -d 600 -o "$tmpdir/gone.json" &
+lt=$!
+wait_progs '^lt_pwritev2_x$' && wait_attached "$lt" ||
+	fail "locktop did not attach"
+"$tdbstress" -n 8 -l 20000 -H 3 -m -p "$db" -w 60 >"$tmpdir/gone.out" &
+parent=$!
+for _ in $(seq 600); do
+	[ -s "$tmpdir/gone.out" ] && break
+	sleep 0.1
+done
+jq -e '.failed == 0' "$tmpdir/gone.out" >/dev/null ||
+	fail "tdbstress (parent lingering): $(cat "$tmpdir/gone.out")"
+[ "$(pgrep -c -P "$parent" || true)" = 0 ] || fail "tdbstress's children live on"
+stop_pid "$lt" || fail "locktop failed"
+kill "$parent"
+wait "$parent" || true
+gone
+rows=$(jq -c --arg d "$db " '[.locks[] | select(.kind == "futex" and
+	.waits > 0) | {name, key, waits}]' <(tail -n 1 "$tmpdir/gone.json"))
+echo "read once the children ended: $rows"
+for what in "chain 0" "chain 1" "chain 2"; do
+	jq -e --arg n "$db $what" '[.[] | select(.name == $n)] | length == 1' \
+		<<<"$rows" >/dev/null ||
+		fail "no row '$db $what' once its waiters ended: $rows"
 done
 echo PASS

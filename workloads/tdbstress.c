@@ -9,11 +9,15 @@
  * against software none of us wrote.
  *
  *   tdbstress [-n PROCS] [-l LOOPS] [-H HASH] [-m] [-s SEED] [-p PATH]
+ *             [-w SECONDS]
  *
  * -m uses tdb's robust mutexes for the chains (TDB_MUTEX_LOCKING); the
  * record, open and active locks stay fcntl locks, as tdb takes them.
  * Prints one JSON object: the run's size, its elapsed time and the
- * children's user and system CPU.
+ * children's user and system CPU. -w keeps the database open in the
+ * parent for SECONDS after the children end (or until a signal ends
+ * it), as a server's parent keeps its stores once a client's process
+ * has gone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +48,7 @@ struct opts {
 	bool mutex;
 	unsigned seed;
 	const char *path;
+	unsigned int linger; /* -w: seconds the parent keeps the file */
 };
 
 static TDB_DATA random_buf(unsigned *rs, int maxlen)
@@ -143,7 +148,7 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "n:l:H:ms:p:")) != -1) {
+	while ((c = getopt(argc, argv, "n:l:H:ms:p:w:")) != -1) {
 		switch (c) {
 		case 'n':
 			o->procs = atoi(optarg);
@@ -162,6 +167,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'p':
 			o->path = optarg;
+			break;
+		case 'w':
+			o->linger = (unsigned int)strtoul(optarg, NULL, 10);
 			break;
 		default:
 			return -1;
@@ -188,7 +196,7 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &o)) {
 		fprintf(stderr,
 			"usage: tdbstress [-n PROCS] [-l LOOPS] [-H HASH] [-m] "
-			"[-s SEED] [-p PATH]\n");
+			"[-s SEED] [-p PATH] [-w SECONDS]\n");
 		return 2;
 	}
 	if (o.mutex && !tdb_runtime_check_for_robust_mutexes()) {
@@ -231,6 +239,9 @@ int main(int argc, char **argv)
 	       "%.3f, \"failed\": %d}\n",
 	       o.procs, o.loops, o.hash, o.mutex ? "mutex" : "fcntl",
 	       now_s() - t0, tv_s(ru.ru_utime), tv_s(ru.ru_stime), failed);
+	fflush(stdout);
+	if (o.linger)
+		sleep(o.linger);
 	tdb_close(db);
 	return failed ? 1 : 0;
 }
