@@ -198,30 +198,17 @@ static uint64_t object_address(struct lt_collector *c, pid_t pid,
 	return m ? m->start + s->key.start - m->pgoff : 0;
 }
 
-/*
- * A live process named comm that maps the shared word s, whose waiters
- * have all ended: a server that forks a process for each client (Samba's
- * smbd) keeps its stores mapped in the parent, of the same name, after
- * the children end. 0 when none does. Each file is looked for once a
- * read, in processes of that name only.
- */
-static pid_t live_mapper(struct lt_collector *c, const struct lock_state *s,
-			 const char *comm)
+/* A live process named comm whose mapping covers the shared word s;
+ * 0 when none does. */
+static pid_t search_mapper(struct lt_collector *c, const struct lock_state *s,
+			   const char *comm)
 {
 	char path[64], name[LT_COMM_LEN + 2];
 	struct dirent *d;
 	pid_t pid, found = 0;
 	FILE *f;
-	DIR *dir;
+	DIR *dir = opendir("/proc");
 
-	if (c->naming.mapper.dev == s->key.dev_or_tgid &&
-	    c->naming.mapper.ino == s->key.ino &&
-	    c->naming.mapper.read == c->naming.vmas.read + 1)
-		return c->naming.mapper.pid &&
-				       object_vma(c, c->naming.mapper.pid, s) ?
-			       c->naming.mapper.pid :
-			       0;
-	dir = comm[0] ? opendir("/proc") : NULL;
 	while (dir && !found && (d = readdir(dir))) {
 		pid = (pid_t)strtol(d->d_name, NULL, 10);
 		if (pid <= 0 || pid == getpid())
@@ -230,7 +217,6 @@ static pid_t live_mapper(struct lt_collector *c, const struct lock_state *s,
 		f = fopen(path, "re");
 		if (!f)
 			continue;
-		name[0] = '\0';
 		if (!fgets(name, sizeof(name), f))
 			name[0] = '\0';
 		fclose(f);
@@ -240,11 +226,49 @@ static pid_t live_mapper(struct lt_collector *c, const struct lock_state *s,
 	}
 	if (dir)
 		closedir(dir);
-	c->naming.mapper.dev = s->key.dev_or_tgid;
-	c->naming.mapper.ino = s->key.ino;
-	c->naming.mapper.read = c->naming.vmas.read + 1;
-	c->naming.mapper.pid = found;
 	return found;
+}
+
+/*
+ * A live process named comm that maps the shared word s, whose waiters
+ * have all ended: a server that forks a process for each client (Samba's
+ * smbd) keeps its stores mapped in the parent, of the same name, after
+ * the children end. 0 when none does. Each file is looked for once a
+ * read, and a read looks in /proc for a few files at most.
+ */
+static pid_t live_mapper(struct lt_collector *c, const struct lock_state *s,
+			 const char *comm)
+{
+	struct naming_state *n = &c->naming;
+	unsigned long long now = n->vmas.read + 1;
+	unsigned int i;
+
+	if (n->mapper_read != now) {
+		n->mapper_read = now;
+		n->mapper_searches = 0;
+	}
+	for (i = 0; i < LT_MAPPERS; i++) {
+		if (n->mapper[i].read != now ||
+		    n->mapper[i].dev != s->key.dev_or_tgid ||
+		    n->mapper[i].ino != s->key.ino)
+			continue;
+		return n->mapper[i].pid && object_vma(c, n->mapper[i].pid, s) ?
+			       n->mapper[i].pid :
+			       0;
+	}
+	if (!comm[0])
+		return 0;
+	if (n->mapper_searches >= LT_MAPPER_SEARCHES) {
+		n->name_again = true; /* the next read looks */
+		return 0;
+	}
+	n->mapper_searches++;
+	i = n->mapper_next++ % LT_MAPPERS;
+	n->mapper[i].dev = s->key.dev_or_tgid;
+	n->mapper[i].ino = s->key.ino;
+	n->mapper[i].read = now;
+	n->mapper[i].pid = search_mapper(c, s, comm);
+	return n->mapper[i].pid;
 }
 
 /* Whether vma is still the mapping the probe saw the wait in (w). */
@@ -380,7 +404,7 @@ static const struct namer namers[] = {
 	{ NULL, name_futex, true }, /* the rest: futexes, words spun on */
 };
 
-/* Reads a lock named by a bare address is named again at. */
+/* Reads a lock named by a bare address, or unplaced, is named at. */
 #define LT_NAME_TRIES 4
 
 void names_lock(struct lt_collector *c, size_t i)
@@ -405,6 +429,7 @@ void names_lock(struct lt_collector *c, size_t i)
 		lt_proc_comm(comms, (pid_t)wp->tgid, l->comm);
 	if (!l->comm[0] && s->n_pids)
 		lt_proc_comm(comms, s->pids[0], l->comm);
+	c->naming.name_again = false;
 	n->name(c, l, s, wp);
 	/* Identity across runs: what the lock is, not where it was. In
 	 * anonymous memory that is its address: the mapping it is named
@@ -419,9 +444,10 @@ void names_lock(struct lt_collector *c, size_t i)
 			 l->name);
 	/*
 	 * A word no mapping of its process covered, by maps read as they
-	 * changed: named again at the next reads, a few times, before its
-	 * address stands as its name.
+	 * changed, or one its namer could not place in this read: named
+	 * again at the next reads, a few times, before its name stands.
 	 */
-	s->named = n->name != name_futex || strncmp(l->name, "0x", 2) ||
+	s->named = (!c->naming.name_again &&
+		    (n->name != name_futex || strncmp(l->name, "0x", 2))) ||
 		   ++s->name_tries >= LT_NAME_TRIES;
 }

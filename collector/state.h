@@ -356,19 +356,26 @@ struct stack_table {
 };
 
 /* names.c: what naming needs, each part loaded once it is needed. */
+#define LT_MAPPERS 8 /* files whose live mapper a read remembers */
+#define LT_MAPPER_SEARCHES 4 /* searches of /proc a read may make */
+
 struct naming_state {
 	struct lt_vma_cache vmas; /* /proc/PID/maps, lately read */
 	struct lt_symbolizer *syms;
 	struct lt_layouts *layouts; /* file heads, for known lock layouts */
 	struct usdt_state *usdt; /* servers' probes, once one is seen */
 	struct lt_ksyms *ksyms; /* /proc/kallsyms, once a kernel lock needs it */
-	/* The shared file last looked for in every process (names.c's
-	 * live_mapper()), and the read it was looked for in, plus one. */
+	/* The shared files lately looked for in every process (names.c's
+	 * live_mapper()), each with the read it was looked for in, plus
+	 * one, and what was found; the searches of the read now. */
 	struct {
 		uint64_t dev, ino;
 		unsigned long long read;
 		pid_t pid;
-	} mapper;
+	} mapper[LT_MAPPERS];
+	unsigned int mapper_next, mapper_searches;
+	unsigned long long mapper_read;
+	bool name_again; /* set by a namer: name this lock at the next read */
 };
 
 struct lt_collector {
