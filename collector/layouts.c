@@ -224,31 +224,40 @@ static void head_read(struct file_head *h, const char *path)
 			h->layout = &layouts[i];
 }
 
+/* The cached head of the file at p, or NULL. */
+static struct file_head *head_cached(struct lt_layouts *L,
+				     const struct lt_layout_place *p)
+{
+	size_t i;
+
+	for (i = 0; L && i < HEAD_CACHE; i++)
+		if (L->heads[i].read_ns && L->heads[i].dev == p->dev &&
+		    L->heads[i].ino == p->ino)
+			return &L->heads[i];
+	return NULL;
+}
+
 static struct file_head *head_of(struct lt_collector *c,
 				 const struct lt_layout_place *p)
 {
 	struct lt_layouts *L = c->naming.layouts;
 	struct file_head *h;
-	size_t i;
 
 	if (!L) {
 		L = c->naming.layouts = calloc(1, sizeof(*L));
 		if (!L)
 			return NULL;
 	}
-	for (i = 0; i < HEAD_CACHE; i++) {
-		h = &L->heads[i];
-		if (h->read_ns && h->dev == p->dev && h->ino == p->ino)
-			break;
-	}
-	if (i == HEAD_CACHE && !p->path)
+	h = head_cached(L, p);
+	if (!h && !p->path)
 		return NULL;
-	if (i == HEAD_CACHE) {
+	if (!h) {
 		h = &L->heads[L->next];
 		L->next = (L->next + 1) % HEAD_CACHE;
 		h->dev = p->dev;
 		h->ino = p->ino;
 		h->read_ns = 0;
+		h->shown[0] = '\0'; /* another file's */
 	}
 	if (!h->read_ns ||
 	    (!h->layout && p->path && lt_mono_ns() - h->read_ns > RECHECK_NS)) {
@@ -285,14 +294,8 @@ const char *layouts_name(struct lt_collector *c,
 const char *layouts_path(struct lt_collector *c,
 			 const struct lt_layout_place *p, const char *path)
 {
-	struct lt_layouts *L = c->naming.layouts;
-	struct file_head *h = NULL;
-	size_t i;
+	struct file_head *h = head_cached(c->naming.layouts, p);
 
-	for (i = 0; L && i < HEAD_CACHE; i++)
-		if (L->heads[i].read_ns && L->heads[i].dev == p->dev &&
-		    L->heads[i].ino == p->ino)
-			h = &L->heads[i];
 	if (!h)
 		return path;
 	if (path[0] == '/') {

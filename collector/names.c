@@ -5,7 +5,6 @@
  * the process's name and the key across runs. The file locks' and the
  * futexes' namers are here; the others are klocks.c's and usdt.c's.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -203,29 +202,13 @@ static uint64_t object_address(struct lt_collector *c, pid_t pid,
 static pid_t search_mapper(struct lt_collector *c, const struct lock_state *s,
 			   const char *comm)
 {
-	char path[64], name[LT_COMM_LEN + 2];
-	struct dirent *d;
-	pid_t pid, found = 0;
-	FILE *f;
-	DIR *dir = opendir("/proc");
+	pid_t *named, found = 0;
+	size_t i, n = lt_proc_named(comm, getpid(), &named);
 
-	while (dir && !found && (d = readdir(dir))) {
-		pid = (pid_t)strtol(d->d_name, NULL, 10);
-		if (pid <= 0 || pid == getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(name, sizeof(name), f))
-			name[0] = '\0';
-		fclose(f);
-		name[strcspn(name, "\n")] = '\0';
-		if (!strcmp(name, comm) && object_vma(c, pid, s))
-			found = pid;
-	}
-	if (dir)
-		closedir(dir);
+	for (i = 0; i < n && !found; i++)
+		if (object_vma(c, named[i], s))
+			found = named[i];
+	free(named);
 	return found;
 }
 
