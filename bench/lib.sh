@@ -38,7 +38,7 @@ stop_tracer() {
 }
 
 # A tracer started in the background, ready when its probes are in:
-# locktop, lt-user, lt-kfloor, bt-waits, bt-figs, bt-same, floor or clock (see
+# locktop, lt-user, lt-noio, lt-kfloor, bt-waits, bt-figs, bt-same, floor or clock (see
 # overhead.sh). Uses $locktop, $floor and $here; sets $tracer (and
 # $tracer_floor for lt-kfloor).
 start_tracer() {
@@ -48,6 +48,7 @@ start_tracer() {
 	# Another build's locktop (before_locktop), its defaults: a change
 	# judged against what it replaced, in the same rounds.
 	before) "$before_locktop" -b -d 1 -o /dev/null & ;;
+	lt-noio) "$locktop" -b -d 1 -o /dev/null --no-io & ;;
 	lt-user) "$locktop" -b -d 1 -o /dev/null --no-kernel-locks \
 		--spin-hz 0 & ;;
 	lt-kfloor)
@@ -66,6 +67,7 @@ start_tracer() {
 	tracer=$!
 	case $1 in
 	locktop | lt-user | lt-kfloor | before) re='^lt_pwritev2_x$' ;; # its last object, attached last
+	lt-noio) re='^lt_futex2_wake$' ;; # its last syscall tracepoint; the rest attach in the 1.2 s below
 	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
 	*) re='^floor_exit$' ;;
 	esac

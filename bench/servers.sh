@@ -11,6 +11,8 @@
 # The tracers (bench/lib.sh has the ones but pcp):
 #   locktop   locktop -b -d 1, its defaults
 #   lt-user   the same with --no-kernel-locks --spin-hz 0: user locks only
+#   lt-noio   locktop's defaults with --no-io: pread and pwrite untraced;
+#             not in the default list
 #   pcp       pmdalocktop installed into the running pmcd by its Install
 #             script, with its defaults, as a user runs it
 #             (tests/pmda/common.sh); left out where pmcd does not run
@@ -64,7 +66,7 @@ each ratio is narrow enough.
 
   --servers LIST     comma-separated, from smb-mutex,smb-fcntl,pg,mariadb,slapd
                      (default: all)
-  --tracers LIST     comma-separated, from locktop,lt-user,pcp,bt-waits,
+  --tracers LIST     comma-separated, from locktop,lt-user,lt-noio,pcp,bt-waits,
                      bt-same,floor,clock,none,before (none: untraced again,
                      the noise's control; before: see --before; bt-same:
                      bpftrace doing locktop's per-event work)
@@ -163,7 +165,7 @@ for s in $servers; do
 done
 for t in $tracers; do
 	case $t in
-	locktop | lt-user | floor | clock | pcp | none) ;;
+	locktop | lt-user | lt-noio | floor | clock | pcp | none) ;;
 	before) [ -n "$before" ] || fail "the tracer before needs --before BUILD" ;;
 	bt-waits | bt-same) command -v bpftrace >/dev/null || skip "no bpftrace" ;;
 	*) fail "no tracer $t" ;;

@@ -242,6 +242,14 @@ static int open_probes(struct lt_collector *c, const struct lt_options *opts,
 				 opts->stacks ? LT_MAX_SNAPS : 1);
 	bpf_map__set_max_entries(c->obj.futex->maps.releases,
 				 opts->stacks ? LT_MAX_LOCKS : 1);
+	/* --no-io: the pread programs stay out; their maps, shared, stay. */
+	if (opts->no_io) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, c->obj.fileio->obj)
+			bpf_program__set_autoload(prog, false);
+	}
+	c->snap.io_off = opts->no_io;
 	/* A futex2 wake's end matters only to its release's stack. */
 	bpf_program__set_autoload(c->obj.futex->progs.lt_futex2_wake_x,
 				  opts->stacks);

@@ -279,6 +279,7 @@ struct lt_snapshot {
 	/* Spinning kernel waits: seen or not, and why not, for people
 	 * ("" unless hidden). */
 	enum lt_kspins kernel_spins;
+	bool io_off; /* pread and pwrite untraced here (--no-io) */
 	const char *kernel_spins_why;
 	struct lt_kind_figures kind_total[LT_KIND_NR];
 	struct lt_kind_figures kind_delta[LT_KIND_NR];
@@ -314,6 +315,7 @@ struct lt_options {
 	bool exact_holds; /* time every file lock hold (LT_HOLD_EVERY) */
 	bool verbose; /* route libbpf's debug output to stderr */
 	bool no_kernel_locks; /* leave kernel-internal locks untraced */
+	bool no_io; /* leave pread and pwrite untraced: no file figures */
 	/*
 	 * Seconds after which the rows of locks no process can reach any
 	 * more (an ended process's private locks) leave the snapshot, with

@@ -10,6 +10,7 @@ require_bpf
 	"$lockbench" --lock fcntl --io pread --hold-us 50 -n 4 -l 1000 -H 16 \
 	--path "$tmpdir/table.tdb" --json >"$tmpdir/lb.json" || fail "run failed"
 final=$(tail -n 1 "$tmpdir/lt.json")
+[ "$(jq -r .file_io <<<"$final")" = traced ] || fail "file_io: $(jq .file_io <<<"$final")"
 chains=$(jq '[.locks[] | select(.kind == "fcntl" and (.name | contains("table.tdb"))
 	and .io_under_lock_ns > 0)] | length' <<<"$final")
 [ "$chains" -ge 8 ] || fail "only $chains locks carry I/O under lock"
@@ -36,4 +37,18 @@ jq -e --argjson f "$(jq .io_ns <<<"$file")" \
 	'[.procs[] | select(.comm == "lockbench") | .io_ns] | add >= $f' \
 	<<<"$final" >/dev/null || fail "the processes' I/O time is below the file's"
 echo "ok: $chains locks; file $(jq -c '{reads, writes, read_bytes, write_bytes, io_ns, io_under_lock_ns}' <<<"$file")"
+
+"$locktop" --batch --json --delay 0.5 --no-io --output "$tmpdir/off.json" -- \
+	"$lockbench" --lock fcntl --io pread --hold-us 50 -n 4 -l 1000 -H 16 \
+	--path "$tmpdir/off.tdb" --json >"$tmpdir/lb-off.json" || fail "--no-io run failed"
+off=$(tail -n 1 "$tmpdir/off.json")
+[ "$(jq -r .file_io <<<"$off")" = off ] || fail "--no-io: file_io $(jq .file_io <<<"$off")"
+[ "$(jq '.files | length' <<<"$off")" = 0 ] || fail "--no-io: files $(jq -c .files <<<"$off")"
+jq -e '[.locks[].io_under_lock_ns] | add // 0 | . == 0' <<<"$off" >/dev/null ||
+	fail "--no-io: I/O under a lock"
+jq -e '[.procs[].io_count] | add // 0 | . == 0' <<<"$off" >/dev/null ||
+	fail "--no-io: a process has I/O calls"
+waits=$(jq '[.locks[] | select(.kind == "fcntl" and (.name | contains("off.tdb"))) | .contended] | add // 0' <<<"$off")
+[ "$waits" -gt 0 ] || fail "--no-io: no fcntl lock waits on off.tdb"
+echo "ok: --no-io: no files, $waits fcntl lock waits"
 echo PASS

@@ -414,6 +414,7 @@ static int open_source(struct run *r)
 	params.collector.stacks = env.stacks;
 	params.collector.exact_holds = env.exact_holds;
 	params.collector.no_kernel_locks = env.no_kernel_locks;
+	params.collector.no_io = env.no_io;
 	params.collector.spin_always = env.spin_always;
 	params.collector.spin_hz = env.spin_hz < 0  ? 0 :
 				   env.spin_hz == 0 ? LT_SPIN_HZ_OFF :

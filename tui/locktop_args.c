@@ -81,6 +81,7 @@ enum {
 	OPT_RETIRE,
 	OPT_EXACT_HOLDS,
 	OPT_NO_KERNEL,
+	OPT_NO_IO,
 	OPT_SPIN_HZ,
 	OPT_SPIN_ALWAYS,
 	OPT_READY_FILE,
@@ -138,6 +139,11 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,
 	  "Leave kernel-internal lock contention (kind kernel) untraced", 0 },
+	{ "no-io", OPT_NO_IO, NULL, 0,
+	  "Leave pread and pwrite untraced: no Files view, no I/O columns, "
+	  "no I/O under a lock. Spares the two probe runs each such call "
+	  "costs, about 0.5 us here (docs/cost.md)",
+	  0 },
 	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
 	  "Sample every CPU N times a second for threads spinning on a "
 	  "lock, the spin kind (default 997; 0: no sampling and no "
@@ -284,13 +290,13 @@ static void check_together(struct argp_state *state)
 		argp_error(state, "--window goes with --series");
 	if ((env.host || env.archive || env.series) &&
 	    (env.command || env.n_pids || env.stacks || env.exact_holds ||
-	     env.no_kernel_locks || env.spin_hz >= 0 || env.spin_always ||
-	     env.ready_file))
-		argp_error(state,
-			   "--host and --archive read recorded "
-			   "metrics: --pid, --stacks, --exact-holds, "
-			   "--no-kernel-locks, --spin-hz, --spin-always, "
-			   "--ready-file and COMMAND trace here");
+	     env.no_kernel_locks || env.no_io || env.spin_hz >= 0 ||
+	     env.spin_always || env.ready_file))
+		argp_error(state, "--host and --archive read recorded "
+				  "metrics: --pid, --stacks, --exact-holds, "
+				  "--no-kernel-locks, --no-io, --spin-hz, "
+				  "--spin-always, "
+				  "--ready-file and COMMAND trace here");
 	if (env.spin_always && env.spin_hz == 0)
 		argp_error(state, "--spin-always samples, --spin-hz 0 does "
 				  "not: give one of them");
@@ -354,6 +360,7 @@ static bool parse_flag(int key)
 		{ OPT_STACKS, &env.stacks },
 		{ OPT_EXACT_HOLDS, &env.exact_holds },
 		{ OPT_NO_KERNEL, &env.no_kernel_locks },
+		{ OPT_NO_IO, &env.no_io },
 		{ OPT_SPIN_ALWAYS, &env.spin_always },
 		{ OPT_MONO, &env.mono },
 	};
@@ -501,6 +508,8 @@ static const struct argp_option record_options[] = {
 	  "Time every file lock hold (see locktop --help)", 0 },
 	{ "no-kernel-locks", OPT_NO_KERNEL, NULL, 0,
 	  "Leave kernel-internal lock contention untraced", 0 },
+	{ "no-io", OPT_NO_IO, NULL, 0,
+	  "Leave pread and pwrite untraced (see locktop --help)", 0 },
 	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
 	  "On-CPU samples per second and CPU for spinning (default 997; "
 	  "0: none, and no spin kind), while something spins",

@@ -20,6 +20,7 @@ struct env {
 	bool stacks;
 	bool exact_holds; /* --exact-holds */
 	bool no_kernel_locks; /* --no-kernel-locks */
+	bool no_io; /* --no-io */
 	bool spin_always; /* --spin-always */
 	bool mono;
 	const char *host; /* the first of hosts */

@@ -414,6 +414,9 @@ static int emit_json(const struct output_opts *o, const struct lt_snapshot *s,
 			       j_u64(s->party_capacity));
 	json_object_object_add(root, "folding",
 			       json_object_new_boolean(s->folding));
+	json_object_object_add(root, "file_io",
+			       json_object_new_string(s->io_off ? "off" :
+								  "traced"));
 	json_object_object_add(
 		root, "kernel_spinlocks",
 		json_object_new_string(lt_kspins_name(s->kernel_spins)));
