@@ -38,8 +38,8 @@ stop_tracer() {
 }
 
 # A tracer started in the background, ready when its probes are in:
-# locktop, lt-user, lt-noio, lt-kfloor, bt-waits, bt-figs, bt-same, floor or clock (see
-# overhead.sh). Uses $locktop, $floor and $here; sets $tracer (and
+# locktop, lt-user, lt-noio, lt-kfloor, bt-waits, bt-figs, bt-same, bt-io,
+# floor or clock (see overhead.sh). Uses $locktop, $floor and $here; sets $tracer (and
 # $tracer_floor for lt-kfloor).
 start_tracer() {
 	tracer_floor=
@@ -61,6 +61,7 @@ start_tracer() {
 	bt-waits) bpftrace "$here/futex-fcntl-wait.bt" >/dev/null 2>&1 & ;;
 	bt-figs) bpftrace "$here/fcntl-lock-figures.bt" >/dev/null 2>&1 & ;;
 	bt-same) bpftrace "$here/locktop-same.bt" >/dev/null 2>&1 & ;;
+	bt-io) bpftrace "$here/pread-figures.bt" >/dev/null 2>&1 & ;;
 	floor) "$floor" >/dev/null & ;;
 	clock) "$floor" --clock >/dev/null & ;;
 	esac
@@ -68,6 +69,7 @@ start_tracer() {
 	case $1 in
 	locktop | lt-user | lt-kfloor | before) re='^lt_pwritev2_x$' ;; # its last object, attached last
 	lt-noio) re='^lt_futex2_wake$' ;; # its last syscall tracepoint; the rest attach in the 1.2 s below
+	bt-io) re='^sys_exit_pwrite' ;;
 	bt-*) re='^(sys_enter_futex|posix_lock_inod)' ;;
 	*) re='^floor_exit$' ;;
 	esac

@@ -48,6 +48,7 @@ struct agent {
 
 	/* What the collector is opened with; stores change them. */
 	bool stacks;
+	bool no_io; /* -I: pread and pwrite untraced */
 	pid_t pids[MAX_PIDS];
 	size_t n_pids;
 	unsigned int interval_ms;

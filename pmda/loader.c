@@ -51,6 +51,7 @@ void start_load(void)
 		.n_pids = agent.n_pids,
 		.interval_ms = agent.interval_ms,
 		.stacks = agent.stacks,
+		.no_io = agent.no_io,
 		/* A long-lived agent: the dead's private locks go. */
 		.retire_s = agent.retire_s,
 	};

@@ -94,12 +94,14 @@ static pmLongOptions longopts[] = {
 	{ "interval", 1, 't', "MSEC", "read the probes every MSEC ms [1000]" },
 	{ "top", 1, 'N', "N", "export the N busiest locks [20]" },
 	{ "stacks", 0, 's', NULL, "record the user stack of contended waits" },
+	{ "no-io", 0, 'I', NULL,
+	  "leave pread and pwrite untraced: no file metrics, cheaper" },
 	PMOPT_HELP,
 	PMDA_OPTIONS_END
 };
 
 static pmdaOptions opts = {
-	.short_options = "D:d:l:t:N:s?",
+	.short_options = "D:d:l:t:N:sI?",
 	.long_options = longopts,
 };
 
@@ -116,7 +118,8 @@ const char *__asan_default_options(void)
 }
 #endif
 
-/* The command line: -t, -N and -s, and pmda's own; exits on an error. */
+/* The command line: -t, -N, -s and -I, and pmda's own; exits on an
+ * error. */
 static void parse_options(int argc, char **argv, long *top)
 {
 	int c;
@@ -137,6 +140,9 @@ static void parse_options(int argc, char **argv, long *top)
 			break;
 		case 's':
 			agent.stacks = true;
+			break;
+		case 'I':
+			agent.no_io = true;
 			break;
 		}
 	}

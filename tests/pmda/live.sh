@@ -3,7 +3,8 @@
 # values, rates, the top-N bound, help text, root-only controls,
 # retiring what ended processes leave, a kernel lock's type and caller
 # through locktop --host, pmproxy's REST API and the dashboards' metric
-# names, SIGKILL and restart, and Remove leaving no probe behind.
+# names, SIGKILL and restart, Remove leaving no probe behind, and -I
+# loading no I/O program.
 # Usage: live.sh PMDALOCKTOP PMDA_SRC_DIR LOCKBENCH LOCKTOP MANYLOCKS KCONTEND
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
@@ -282,6 +283,22 @@ for i in $(seq 20); do
 done
 alive "$newpid" && fail "the agent still runs after Remove"
 wait_progs_gone "$ids" 10 || fail "probes left after Remove"
+
+step "-I"
+# -I: the agent loads no pread or pwrite program, and still traces locks.
+install_agent -I
+wait_ready 20 || fail "the agent with -I did not become ready"
+pid=$(agent_pid)
+names=$(for id in $(prog_ids_of "$pid"); do
+	/usr/sbin/bpftool prog show id "$id" -j 2>/dev/null | jq -r '.name // empty'
+done | sort -u)
+grep -qx lt_futex_enter <<<"$names" || fail "-I: no futex program loaded: $names"
+if grep -q '^lt_p\(read\|write\)' <<<"$names"; then
+	fail "-I: I/O programs loaded: $(grep '^lt_p' <<<"$names" | tr '\n' ' ')"
+fi
+ids=$(prog_ids_of "$pid")
+remove_agent || { cat "$tmpdir/remove.log" >&2; fail "Remove after -I failed"; }
+wait_progs_gone "$ids" 10 || fail "probes left after Remove (-I)"
 
 # The agent crashed nowhere else and its sanitizers found nothing.
 # (pmcd gives the exit status only when it has reaped the agent.)
