@@ -10,7 +10,8 @@
 # a tracer puts on every call, beside the floors: what attaching alone
 # costs (floor) and what one clock read per event costs (clock).
 #
-# Runs alternate so that machine noise hits all alike; the medians and
+# Runs alternate so that machine noise hits all alike (micro_rounds in
+# lib.sh: an untraced run after each tracer's); the medians and
 # the nanoseconds each tracer adds per pair are printed, and a last line
 # compares locktop's figure with the clock floor's: a comparison, never
 # a verdict (the script exits 0 either way). bpftrace's columns are left
@@ -47,42 +48,10 @@ run_pair() {
 	"$pair" -n "$pairs" $args -p "$tmp/lock" -j | jq -r .ns_per_pair
 }
 
-# The kinds run under each tracer started, in turn first.
-for k in $all_kinds; do
-	: >"$tmp/$k.base"
-	for t in $tracers; do : >"$tmp/$k.$t"; done
-done
-for r in $(seq "$rounds"); do
-	echo "round $r/$rounds" >&2
-	kinds=$all_kinds
-	[ $((r % 2)) = 0 ] && kinds="posix-4k ofd posix"
-	for k in $kinds; do run_pair "$k" >>"$tmp/$k.base"; done
-	for t in $tracers; do
-		start_tracer "$t"
-		for k in $kinds; do run_pair "$k" >>"$tmp/$k.$t"; done
-		stop_tracer
-		sleep 0.5
-	done
-done
+micro_rounds "$rounds" "$all_kinds" run_pair
 
 echo "fcntl-pair -n $pairs, $rounds rounds; median ns per pair, and ns added to untraced"
-printf '%-9s %9s' lock untraced
-for t in $tracers; do printf ' %9s' "$t"; done
-echo
-for k in $all_kinds; do
-	b=$(median <"$tmp/$k.base")
-	printf '%-9s %9.1f' "$k" "$b"
-	for t in $tracers; do
-		m=$(median <"$tmp/$k.$t")
-		printf ' %9.1f' "$m"
-		awk -v m="$m" -v b="$b" 'BEGIN { printf "%.1f\n", m - b }' \
-			>"$tmp/$k.$t.added"
-	done
-	echo
-	printf '%-9s %9s' "  added" -
-	for t in $tracers; do printf ' %+9.1f' "$(cat "$tmp/$k.$t.added")"; done
-	echo
-done
+micro_table "$all_kinds" lock
 
 # locktop beside the clock floor and beside the wait-sum bpftrace
 # script, per kind: figures, not assertions.

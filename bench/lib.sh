@@ -95,3 +95,55 @@ bench_cleanup() {
 	wait 2>/dev/null || true
 	rm -rf "$tmp"
 }
+
+# One path's microbenchmark, side by side: ROUNDS rounds in which each
+# kind in KINDS runs untraced, then under each tracer of $tracers with
+# an untraced run after each, the kinds' order turned every other round
+# so that machine noise hits all alike. RUN KIND prints one figure (ns
+# per call, say); they go to $tmp/KIND.base and $tmp/KIND.TRACER.
+#   micro_rounds ROUNDS "KINDS" RUN
+micro_rounds() {
+	local rounds=$1 all=$2 run=$3 r k t kinds
+	for k in $all; do
+		: >"$tmp/$k.base"
+		for t in $tracers; do : >"$tmp/$k.$t"; done
+	done
+	for r in $(seq "$rounds"); do
+		echo "round $r/$rounds" >&2
+		kinds=$all
+		[ $((r % 2)) = 0 ] && kinds=$(tr ' ' '\n' <<<"$all" | tac | xargs)
+		for k in $kinds; do "$run" "$k" >>"$tmp/$k.base"; done
+		for t in $tracers; do
+			start_tracer "$t"
+			for k in $kinds; do "$run" "$k" >>"$tmp/$k.$t"; done
+			stop_tracer
+			sleep 0.5
+			for k in $kinds; do "$run" "$k" >>"$tmp/$k.base"; done
+		done
+	done
+}
+
+# The medians of micro_rounds' figures, a row per kind under the header
+# TITLE COLUMN, and below each the figure each tracer adds to untraced,
+# also left in $tmp/KIND.TRACER.added.
+#   micro_table "KINDS" TITLE COLUMN
+micro_table() {
+	local k t b m
+	printf '%-9s %9s' "$3" untraced
+	for t in $tracers; do printf ' %9s' "$t"; done
+	echo
+	for k in $1; do
+		b=$(median <"$tmp/$k.base")
+		printf '%-9s %9.1f' "$k" "$b"
+		for t in $tracers; do
+			m=$(median <"$tmp/$k.$t")
+			printf ' %9.1f' "$m"
+			awk -v m="$m" -v b="$b" 'BEGIN { printf "%.1f\n", m - b }' \
+				>"$tmp/$k.$t.added"
+		done
+		echo
+		printf '%-9s %9s' "  added" -
+		for t in $tracers; do printf ' %+9.1f' "$(cat "$tmp/$k.$t.added")"; done
+		echo
+	done
+}

@@ -48,37 +48,7 @@ run_kind() {
 	"$prog" $args -j | jq -r .ns_per_call
 }
 
-for k in $all_kinds; do
-	: >"$tmp/$k.base"
-	for t in $tracers; do : >"$tmp/$k.$t"; done
-done
-for r in $(seq "$rounds"); do
-	echo "round $r/$rounds" >&2
-	kinds=$all_kinds
-	[ $((r % 2)) = 0 ] && kinds="open32 one"
-	for k in $kinds; do run_kind "$k" >>"$tmp/$k.base"; done
-	for t in $tracers; do
-		start_tracer "$t"
-		for k in $kinds; do run_kind "$k" >>"$tmp/$k.$t"; done
-		stop_tracer
-		sleep 0.5
-		for k in $kinds; do run_kind "$k" >>"$tmp/$k.base"; done
-	done
-done
+micro_rounds "$rounds" "$all_kinds" run_kind
 
 echo "pread-call, $rounds rounds; median ns per call (one: a pread; open32: an open, a pread and a close), and ns added to untraced"
-printf '%-8s %9s' call untraced
-for t in $tracers; do printf ' %9s' "$t"; done
-echo
-for k in $all_kinds; do
-	b=$(median <"$tmp/$k.base")
-	printf '%-8s %9.1f' "$k" "$b"
-	for t in $tracers; do printf ' %9.1f' "$(median <"$tmp/$k.$t")"; done
-	echo
-	printf '%-8s %9s' "  added" -
-	for t in $tracers; do
-		printf ' %+9.1f' "$(awk -v m="$(median <"$tmp/$k.$t")" -v b="$b" \
-			'BEGIN { print m - b }')"
-	done
-	echo
-done
+micro_table "$all_kinds" call
