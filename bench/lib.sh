@@ -123,13 +123,13 @@ micro_rounds() {
 	done
 }
 
-# The medians of micro_rounds' figures, a row per kind under the header
-# TITLE COLUMN, and below each the figure each tracer adds to untraced,
-# also left in $tmp/KIND.TRACER.added.
-#   micro_table "KINDS" TITLE COLUMN
+# The medians of micro_rounds' figures, a row per kind under a header
+# whose first column is COLUMN, and below each the figure each tracer
+# adds to untraced, also left in $tmp/KIND.TRACER.added.
+#   micro_table "KINDS" COLUMN
 micro_table() {
 	local k t b m
-	printf '%-9s %9s' "$3" untraced
+	printf '%-9s %9s' "$2" untraced
 	for t in $tracers; do printf ' %9s' "$t"; done
 	echo
 	for k in $1; do
