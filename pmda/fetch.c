@@ -527,6 +527,9 @@ static int fetch_control(unsigned int item, pmAtomValue *atom)
 	case C_RETIRE:
 		atom->ul = agent.retire_s;
 		break;
+	case C_IO:
+		atom->ul = !agent.no_io;
+		break;
 	default:
 		return PM_ERR_PMID;
 	}

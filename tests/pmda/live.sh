@@ -44,6 +44,8 @@ for m in lock.wait.time kind.wait.time proc.wait.time file.io.time \
 		pminfo -t "$indom" | grep -q "$indom .*\[" ||
 		fail "instance domain $indom has no help"
 done
+pminfo -f locktop.control.io | grep -q 'value 1$' ||
+	fail "locktop.control.io is not 1: $(pminfo -f locktop.control.io)"
 pminfo -d locktop.lock.wait.time | grep -q 'Semantics: counter' ||
 	fail "lock.wait.time is not a counter"
 pminfo -d locktop.lock.wait.time | grep -q 'Units: nanosec' ||
@@ -296,6 +298,8 @@ grep -qx lt_futex_enter <<<"$names" || fail "-I: no futex program loaded: $names
 if grep -q '^lt_p\(read\|write\)' <<<"$names"; then
 	fail "-I: I/O programs loaded: $(grep '^lt_p' <<<"$names" | tr '\n' ' ')"
 fi
+pminfo -f locktop.control.io | grep -q 'value 0$' ||
+	fail "-I: locktop.control.io is not 0: $(pminfo -f locktop.control.io)"
 ids=$(prog_ids_of "$pid")
 remove_agent || { cat "$tmpdir/remove.log" >&2; fail "Remove after -I failed"; }
 wait_progs_gone "$ids" 10 || fail "probes left after Remove (-I)"
