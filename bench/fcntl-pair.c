@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_tool.h"
 #include "count_arg.h"
 
 #define WARMUP_MAX 100000UL
@@ -95,14 +96,6 @@ static const struct argp argp = {
 	       "  fcntl-pair --offsets 64    # 64 ranges, one after another",
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Locks and unlocks byte i % offsets, @n times; -errno on failure. */
 static int run_pairs(int fd, unsigned long n)
 {
@@ -135,7 +128,7 @@ failed:
 int main(int argc, char **argv)
 {
 	char dir[PATH_MAX] = "", file[PATH_MAX + 8];
-	const char *tmpdir, *path;
+	const char *path;
 	unsigned long warmup;
 	double t0, ns;
 	int fd = -1, err;
@@ -147,15 +140,8 @@ int main(int argc, char **argv)
 	/* The lock file: the caller's, or one in a directory of our own */
 	path = env.path;
 	if (!path) {
-		tmpdir = getenv("TMPDIR");
-		if (!tmpdir || !*tmpdir)
-			tmpdir = "/tmp";
-		snprintf(dir, sizeof(dir), "%s/fcntl-pair.XXXXXX", tmpdir);
-		if (!mkdtemp(dir)) {
-			fprintf(stderr, "fcntl-pair: mkdtemp %s: %s\n", dir,
-				strerror(errno));
+		if (bench_mkdtemp(dir, sizeof(dir), "fcntl-pair"))
 			return 1;
-		}
 		snprintf(file, sizeof(file), "%s/lock", dir);
 		path = file;
 	}
@@ -175,10 +161,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 
 	/* The timed loop */
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	if (run_pairs(fd, env.pairs))
 		goto cleanup;
-	ns = (now_ns() - t0) / (double)env.pairs;
+	ns = (bench_now_ns() - t0) / (double)env.pairs;
 
 	if (env.json)
 		printf("{\"lock\": \"%s\", \"pairs\": %lu, \"offsets\": %lu, "

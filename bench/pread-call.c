@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_tool.h"
 #include "count_arg.h"
 
 #define WARMUP_MAX 100000UL
@@ -90,14 +91,6 @@ static const struct argp argp = {
 	       "  pread-call --files 32 -j   # open, pread, close of 32 files "
 	       "in turn, JSON",
 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void file_path(char *buf, size_t len, const char *dir, unsigned long i)
 {
@@ -179,7 +172,6 @@ static void remove_files(const char *dir)
 int main(int argc, char **argv)
 {
 	char dir[PATH_MAX];
-	const char *tmpdir;
 	unsigned long warmup;
 	double t0, ns;
 	int fd, err;
@@ -187,15 +179,8 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
-	tmpdir = getenv("TMPDIR");
-	if (!tmpdir || !*tmpdir)
-		tmpdir = "/tmp";
-	snprintf(dir, sizeof(dir), "%s/pread-call.XXXXXX", tmpdir);
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "pread-call: mkdtemp %s: %s\n", dir,
-			strerror(errno));
+	if (bench_mkdtemp(dir, sizeof(dir), "pread-call"))
 		return 1;
-	}
 	err = 1;
 	fd = make_files(dir);
 	if (fd < 0)
@@ -208,10 +193,10 @@ int main(int argc, char **argv)
 	if (run_calls(fd, dir, warmup ? warmup : 1))
 		goto cleanup;
 
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	if (run_calls(fd, dir, env.calls))
 		goto cleanup;
-	ns = (now_ns() - t0) / (double)env.calls;
+	ns = (bench_now_ns() - t0) / (double)env.calls;
 
 	if (env.json)
 		printf("{\"calls\": %lu, \"files\": %lu, \"elapsed_s\": %.6f, "

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "bench_tool.h"
 #include "count_arg.h"
 
 static struct {
@@ -66,14 +67,6 @@ __attribute__((noinline, used)) unsigned long lt_probe_site(unsigned long x)
 	return x + 1;
 }
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long (*volatile site)(unsigned long) = lt_probe_site;
@@ -85,10 +78,10 @@ int main(int argc, char **argv)
 	/* Warm-up: the uprobe's out-of-line area, the caches. */
 	for (i = 0; i < 1000; i++)
 		sum += site(i);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (i = 0; i < env.calls; i++)
 		sum += site(i);
-	ns = (now_ns() - t0) / (double)env.calls;
+	ns = (bench_now_ns() - t0) / (double)env.calls;
 	if (env.json)
 		printf("{\"calls\": %lu, \"ns_per_call\": %.1f, \"sum\": %lu}\n",
 		       env.calls, ns, sum);
