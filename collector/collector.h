@@ -279,8 +279,8 @@ struct lt_snapshot {
 	/* Spinning kernel waits: seen or not, and why not, for people
 	 * ("" unless hidden). */
 	enum lt_kspins kernel_spins;
-	bool io_off; /* pread and pwrite untraced here (--no-io) */
 	const char *kernel_spins_why;
+	bool io_off; /* pread and pwrite untraced here (--no-io) */
 	struct lt_kind_figures kind_total[LT_KIND_NR];
 	struct lt_kind_figures kind_delta[LT_KIND_NR];
 	uint64_t io_hist_delta[LT_HIST_BUCKETS]; /* all pread/pwrite */

@@ -141,8 +141,8 @@ static const struct argp_option options[] = {
 	  "Leave kernel-internal lock contention (kind kernel) untraced", 0 },
 	{ "no-io", OPT_NO_IO, NULL, 0,
 	  "Leave pread and pwrite untraced: no Files view, no I/O columns, "
-	  "no I/O under a lock. Spares the two probe runs each such call "
-	  "costs, about 0.5 us here (docs/cost.md)",
+	  "no I/O under a lock. Spares the two probe runs on each such "
+	  "call (docs/cost.md, for a server that reads inside a lock)",
 	  0 },
 	{ "spin-hz", OPT_SPIN_HZ, "N", 0,
 	  "Sample every CPU N times a second for threads spinning on a "
