@@ -17,6 +17,15 @@
  * table that lives for the read only: a renamed lock moves.
  */
 
+/*
+ * A word of a shared file mapping that the probe could not place at its
+ * first waits (its process's maps were changing) is kept per process
+ * until the collector places it (names.c, place_word()); named in its
+ * file, those copies have the shared lock's key, and with it are one
+ * site: one row for one lock. A shared lock alone is no site, as a
+ * group of one never is.
+ */
+
 /* A read's table of groups, at most half full. */
 struct group_slot {
 	uint64_t hash;
@@ -28,7 +37,7 @@ static bool may_join(const struct lt_collector *c, size_t i)
 	const struct lock_state *s = &c->locktab.lstate[i];
 	enum lt_kind k = c->locktab.locks[i].kind;
 
-	return s->named && !s->key.shared && c->locktab.locks[i].key[0] &&
+	return s->named && c->locktab.locks[i].key[0] &&
 	       (k == LT_KIND_FUTEX || k == LT_KIND_FUTEX_PI ||
 		k == LT_KIND_FUTEX_COND || k == LT_KIND_SPIN);
 }
@@ -275,7 +284,7 @@ static void finish_site(struct lt_collector *c, size_t at)
 	r->n_pids = st->n_pids;
 	r->members = st->members;
 	r->n_members = st->n_members;
-	r->procs = (unsigned int)st->n_members;
+	r->procs = (unsigned int)st->n_pids; /* a shared member has many */
 }
 
 /* The lock row with this id: rows keep the order of their ids. */
