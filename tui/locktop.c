@@ -269,6 +269,7 @@ static struct screen *open_screen(struct run *r, const char *what)
 {
 	struct screen_opts so = {
 		.source = what,
+		.local = r->ops->local,
 		.threads = r->ops->local ? lt_proc_threads : NULL,
 		.all_kinds = env.all_kinds,
 		.stacks = env.stacks,

@@ -435,6 +435,7 @@ static int build_agent(struct pcp_snap *ps, struct table *t, unsigned int gen)
 	ps->snap.drops_delta = ps->snap.drops_total = 0;
 	ps->snap.cpu_percent = 0;
 	ps->snap.n_deadlocks = 0;
+	ps->snap.io_off = false;
 	if (!t->n || t->ents[0].seen != gen)
 		return 0;
 	e = &t->ents[0];
@@ -451,6 +452,8 @@ static int build_agent(struct pcp_snap *ps, struct table *t, unsigned int gen)
 	ps->snap.party_entries = e->cur[S_PARTY_ENTRIES];
 	ps->snap.party_capacity = e->cur[S_PARTY_CAPACITY];
 	ps->snap.folding = e->cur[S_FOLDING] != 0;
+	/* An older agent or archive has no locktop.control.io: traced. */
+	ps->snap.io_off = e->have[S_IO_TRACED] && !e->cur[S_IO_TRACED];
 	return parse_cycles(ps, e->str[T_CYCLES]);
 }
 

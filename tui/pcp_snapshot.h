@@ -73,6 +73,7 @@ enum slot {
 	S_PARTY_ENTRIES,
 	S_PARTY_CAPACITY,
 	S_FOLDING,
+	S_IO_TRACED, /* locktop.control.io: 0 with the agent's -I */
 	/* A probe program's */
 	S_RUNS,
 	S_RUN_NS,

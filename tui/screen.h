@@ -15,6 +15,7 @@ struct screen;
 
 struct screen_opts {
 	const char *source; /* shown in the header: "live", a host, a file */
+	bool local; /* this machine's probes, not an agent or a file */
 	/* A process's threads (lt_proc_threads); NULL counts 1 each. */
 	size_t (*threads)(pid_t pid);
 	bool all_kinds; /* show futex-cond too */

@@ -136,6 +136,7 @@ static const struct metric metrics[] = {
 	{ LTPM_PR_PARTY_ENTRIES, G_AGENT, S_PARTY_ENTRIES, false, false },
 	{ LTPM_PR_PARTY_CAPACITY, G_AGENT, S_PARTY_CAPACITY, false, false },
 	{ LTPM_PR_FOLDING, G_AGENT, S_FOLDING, false, false },
+	{ LTPM_C_IO, G_AGENT, S_IO_TRACED, false, false },
 	{ LTPM_A_CYCLES, G_AGENT, T_CYCLES, true, false },
 	{ LTPM_PR_PROG_RUNS, G_PROG, S_RUNS, false, false },
 	{ LTPM_PR_PROG_TIME, G_PROG, S_RUN_NS, false, false },

@@ -128,6 +128,8 @@ echo "agent: $type, $caller; locktop --host: $row"
 [ -n "$caller" ] || fail "the agent gives no caller"
 jq -e --arg t "$type" --arg c "$caller" '.kernel_type == $t and .caller == $c' \
 	<<<"$row" >/dev/null || fail "locktop --host: $row, the agent: $type, $caller"
+io=$(jq -r -s 'last | .file_io' "$tmpdir/host.json")
+[ "$io" = traced ] || fail "locktop --host: file_io '$io' from an agent tracing I/O"
 kill "$kc" 2>/dev/null || true
 wait "$kc" 2>/dev/null || true
 
@@ -300,6 +302,11 @@ if grep -q '^lt_p\(read\|write\)' <<<"$names"; then
 fi
 pminfo -f locktop.control.io | grep -q 'value 0$' ||
 	fail "-I: locktop.control.io is not 0: $(pminfo -f locktop.control.io)"
+# locktop --host says so, as the local --no-io does.
+"$locktop" --host local: --batch --json -d 0.5 -n 2 >"$tmpdir/host-noio.json" \
+	2>"$tmpdir/host.err" || fail "locktop --host (-I) failed: $(cat "$tmpdir/host.err")"
+io=$(jq -r -s 'last | .file_io' "$tmpdir/host-noio.json")
+[ "$io" = off ] || fail "locktop --host: file_io '$io' from an agent started with -I"
 ids=$(prog_ids_of "$pid")
 remove_agent || { cat "$tmpdir/remove.log" >&2; fail "Remove after -I failed"; }
 wait_progs_gone "$ids" 10 || fail "probes left after Remove (-I)"
