@@ -20,8 +20,7 @@ start_truth "$(dirname "$0")/futex-truth.bt" sitelock
 "$locktop" --batch --json --delay 1 --no-kernel-locks --spin-hz 0 \
 	--output "$tmpdir/lt.json" -- "$prog" -p $procs -t 4 -n 5000 -h 20 \
 	>"$tmpdir/out.json" || fail "sitelock under locktop failed"
-kill -INT "$bt"
-wait "$bt" || true
+stop_truth
 gone
 
 final=$(tail -n 1 "$tmpdir/lt.json")
