@@ -379,7 +379,7 @@ static void add_sums(struct source *s, size_t h, const struct lt_snapshot *l,
 static int merge(struct source *s)
 {
 	struct lt_snapshot *o = &s->out;
-	size_t h;
+	size_t h, heard = 0, io_off = 0;
 
 	if (fleet_grow(s))
 		return -ENOMEM;
@@ -392,6 +392,8 @@ static int merge(struct source *s)
 		s->hosts[h].n_locks_total = 0;
 		if (!l)
 			continue;
+		heard++;
+		io_off += l->io_off;
 		add_locks(s, h, l, live);
 		add_procs_files(s, h, l, live);
 		add_probes(s, l, live);
@@ -402,6 +404,8 @@ static int merge(struct source *s)
 	if (!o->interval_s)
 		o->interval_s = s->delta_ms / 1000.0;
 	o->elapsed_s = o->time - s->first_ts;
+	/* Off only where no host traces pread and pwrite (-I on each). */
+	o->io_off = heard && io_off == heard;
 	o->spin_sampler = "off";
 	o->kernel_spins = LT_KSPINS_OFF;
 	o->locks = s->locks;
