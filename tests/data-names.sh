@@ -44,7 +44,8 @@ start_truth "$(dirname "$0")/futex-truth.bt" "$comm"
 "$locktop" --batch --json --delay 1 --output "$tmpdir/lt.json" -- \
 	"$prog" -t 4 -n 20000 -h 20 >"$tmpdir/out.json" ||
 	fail "$base under locktop failed"
-stop_truth
+kill -INT "$bt"
+wait "$bt" || true
 gone
 
 addr=$(jq -r .address "$tmpdir/out.json")

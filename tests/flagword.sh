@@ -15,7 +15,8 @@ command -v bpftrace >/dev/null 2>&1 || skip "bpftrace is not installed"
 start_truth "$(dirname "$0")/futex-truth.bt" "$(basename "$flagstrip")"
 "$locktop" --batch --json --delay 0.5 --limit 0 --output "$tmpdir/lt.json" -- \
 	"$flagstrip" 4 3000 >"$tmpdir/truth.json" || fail "flagword failed"
-stop_truth
+kill -INT "$bt"
+wait "$bt" || true
 pid=$(jq .pid "$tmpdir/truth.json")
 word=$(jq -r .word "$tmpdir/truth.json")
 final=$(tail -n 1 "$tmpdir/lt.json")

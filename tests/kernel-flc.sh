@@ -16,7 +16,8 @@ start_truth "$(dirname "$0")/kernel-truth.bt" lockbench
 	"$lockbench" --lock fcntl -n 32 -l 2000 -H 16 --hold-us 20 \
 	--path "$tmpdir/table.tdb" --json >"$tmpdir/lb.json" ||
 	fail "lockbench under locktop failed"
-stop_truth
+kill -INT "$bt"
+wait "$bt" || true
 gone
 final=$(tail -n 1 "$tmpdir/lt.json")
 spinning=$(awk '$1 == "@spinning:" { print $2 }' "$tmpdir/bt.out")

@@ -41,7 +41,8 @@ start_truth "$(dirname "$0")/kernel-truth.bt" kcontend
 "$locktop" --batch --json --delay 1 --output "$tmpdir/lt.json" -- \
 	"$kcontend" --mode "$mode" -n 4 -t 3 "${args[@]}" >/dev/null ||
 	fail "kcontend under locktop failed"
-stop_truth
+kill -INT "$bt"
+wait "$bt" || true
 gone
 
 final=$(tail -n 1 "$tmpdir/lt.json")

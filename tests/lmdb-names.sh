@@ -17,7 +17,8 @@ start_truth "$(dirname "$0")/futex-truth.bt" ltmdb
 "$locktop" --batch --json --delay 1 --output "$tmpdir/lt.json" -- \
 	/usr/bin/python3 "$(dirname "$0")/lmdb-writers.py" "$tmpdir/env" \
 	4 3000 200 ltmdb >"$tmpdir/out.json" || fail "the writers failed"
-stop_truth
+kill -INT "$bt"
+wait "$bt" || true
 gone
 
 final=$(tail -n 1 "$tmpdir/lt.json")

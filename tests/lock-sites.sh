@@ -20,7 +20,8 @@ start_truth "$(dirname "$0")/futex-truth.bt" sitelock
 "$locktop" --batch --json --delay 1 --no-kernel-locks --spin-hz 0 \
 	--output "$tmpdir/lt.json" -- "$prog" -p $procs -t 4 -n 5000 -h 20 \
 	>"$tmpdir/out.json" || fail "sitelock under locktop failed"
-stop_truth
+kill -INT "$bt"
+wait "$bt" || true
 gone
 
 final=$(tail -n 1 "$tmpdir/lt.json")

@@ -19,7 +19,8 @@ command -v bpftrace >/dev/null 2>&1 || skip "bpftrace is not installed"
 pid=$(jq .pid "$tmpdir/truth.json")
 final=$(tail -n 1 "$tmpdir/lt.json")
 if [ "$mode" = mutex ]; then
-	stop_truth
+	kill -INT "$bt"
+	wait "$bt" || true
 	addr=$(jq -r .address "$tmpdir/truth.json")
 	row=$(jq -c --arg a "$addr" --argjson p "$pid" \
 		'[.locks[] | select(.address == $a and (.pids | index($p)))][0]' <<<"$final")

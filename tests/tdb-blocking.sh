@@ -17,7 +17,8 @@ start_truth "$(dirname "$0")/file-truth.bt" lockbench
 	"$lockbench" --tdb --blocking --lock "$backend" -n 16 -l 4000 -H 100 \
 	--path "$tmpdir/table.tdb" --json >"$tmpdir/lb.json" ||
 	fail "lockbench --tdb --blocking under locktop failed"
-stop_truth
+kill -INT "$bt"
+wait "$bt" || true
 gone
 
 jq -e '.check == "OK" and .blocking' "$tmpdir/lb.json" >/dev/null ||

@@ -28,7 +28,8 @@ for mode in fcntl mutex; do
 	"$locktop" record -o "$tmpdir/$mode.rec" --interval 1 -- \
 		"$tdbstress" -n 8 -l 20000 -H 3 $m -p "$db" >"$tmpdir/$mode.out" ||
 		fail "tdbstress ($mode) under locktop record failed"
-	stop_truth
+	kill -INT "$bt"
+	wait "$bt" || true
 	mv "$tmpdir/bt.out" "$tmpdir/$mode.bt"
 	gone
 	jq -e '.failed == 0' "$tmpdir/$mode.out" >/dev/null ||
