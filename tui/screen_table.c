@@ -390,11 +390,10 @@ void screen_table_draw(struct screen *sc, int y, int bottom, int cols)
 		if (sc->view == VIEW_PROCS && !sc->cx.snap->n_procs)
 			why = "no process figures from this source yet";
 		else if (sc->view == VIEW_FILES && sc->cx.snap->io_off)
-			why = sc->o.local ?
-				      "pread and pwrite are not traced "
-				      "(--no-io)" :
-				      "pread and pwrite are not traced "
-				      "(the agent's -I)";
+			why = sc->o.local ? "pread and pwrite are not traced "
+					    "(--no-io)" :
+					    "pread and pwrite are not traced "
+					    "(the agent's -I)";
 		else if (sc->view == VIEW_FILES && !sc->cx.snap->n_files)
 			why = "no file I/O figures from this source yet";
 		else if (sc->filter[0] || sc->pid_filter ||
