@@ -15,15 +15,13 @@
  * more gets a row of its own that adds them up (docs/design.md, "One
  * row per lock site"). Membership is found anew at every read, in a
  * table that lives for the read only: a renamed lock moves.
- */
-
-/*
- * A word of a shared file mapping that the probe could not place at its
- * first waits (its process's maps were changing) is kept per process
- * until the collector places it (names.c, place_word()); named in its
- * file, those copies have the shared lock's key, and with it are one
- * site: one row for one lock. A shared lock alone is no site, as a
- * group of one never is.
+ *
+ * A shared lock joins a site only where private locks have its key: a
+ * shared file mapping's word the probe could not place at its first
+ * waits (its process's maps changing) is counted per process until the
+ * collector places it (names.c, place_word()), and those copies, named
+ * in the file, are the one lock's with it. A shared lock alone is a
+ * group of one, never a site.
  */
 
 /* A read's table of groups, at most half full. */
